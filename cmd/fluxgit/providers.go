@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fluxgit/fluxgit/host/setup"
+)
+
+func newProvidersCmd(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "providers",
+		Short: "List each provider, its tools, and whether it starts",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := setup.LoadConfig(g.config())
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			h, err := setup.Build(cfg, self, g.logger())
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			defer h.Providers.Shutdown()
+			failed := 0
+			out := cmd.OutOrStdout()
+			for _, name := range h.Providers.Names() {
+				var tools []string
+				for _, t := range h.Catalog.Tools {
+					if t.Provider == name {
+						tools = append(tools, t.Name)
+					}
+				}
+				kind := "external"
+				if s, _ := h.Providers.Spec(name); s.Builtin {
+					kind = "built-in"
+				}
+				state := "ok"
+				if err := h.Providers.Start(name); err != nil {
+					state = "FAILED: " + err.Error()
+					failed++
+				}
+				fmt.Fprintf(out, "%s (%s)\n  starts: %s\n  tools (%d): %s\n", name, kind, state, len(tools), strings.Join(tools, ", "))
+			}
+			if failed > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("%d provider(s) failed to start", failed)}
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+)
+
+// version is set at link time (-ldflags "-X main.version=…") for releases.
+var version = "0.1.0-dev"
+
+func buildVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && version == "0.1.0-dev" {
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				return version + "+" + s.Value[:12]
+			}
+		}
+	}
+	return version
+}
+
+// globalOptions are flags every command shares.
+type globalOptions struct {
+	configPath string
+	logLevel   string
+}
+
+func (g *globalOptions) config() string {
+	if g.configPath != "" {
+		return g.configPath
+	}
+	return os.Getenv("FLUXGIT_CONFIG")
+}
+
+func (g *globalOptions) logger() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:   "fluxgit",
+		Output: os.Stderr,
+		Level:  hclog.LevelFromString(g.logLevel),
+	})
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globalOptions{}
+	serve := newServeCmd(g)
+	root := &cobra.Command{
+		Use:   "fluxgit",
+		Short: "An MCP server for Git: safe reads, human-approved write proposals",
+		Long: "fluxgit serves Git repositories to AI coding agents over the Model Context Protocol.\n" +
+			"With no command it serves MCP on stdin/stdout, as an MCP host expects.",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE:          serve.RunE,
+	}
+	root.PersistentFlags().StringVar(&g.configPath, "config", "", "host configuration file (default $FLUXGIT_CONFIG)")
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "stderr log level: trace, debug, info, warn, error")
+	root.AddCommand(serve, newSpecCmd(g), newProvidersCmd(g), newVersionCmd(), newProviderCmd())
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the fluxgit version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(cmd.OutOrStdout(), "fluxgit "+buildVersion())
+			return nil
+		},
+	}
+}

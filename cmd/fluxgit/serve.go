@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fluxgit/fluxgit/host/mcp"
+	"github.com/fluxgit/fluxgit/host/repopath"
+	"github.com/fluxgit/fluxgit/host/rpc"
+	"github.com/fluxgit/fluxgit/host/setup"
+)
+
+func newServeCmd(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Serve MCP on stdin/stdout (the default)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), g)
+		},
+	}
+}
+
+func serve(ctx context.Context, g *globalOptions) error {
+	log := g.logger()
+	cfg, err := setup.LoadConfig(g.config())
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("locate own executable: %w", err)}
+	}
+	h, err := setup.Build(cfg, self, log)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	defer h.Providers.Shutdown()
+
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	stream := rpc.NewStream(os.Stdin, os.Stdout)
+	srv := mcp.New(mcp.Options{
+		Catalog:   h.Catalog,
+		Providers: h.Providers,
+		Roots:     repopath.FromEnv(),
+		Name:      "fluxgit",
+		Version:   buildVersion(),
+		Log:       log,
+		IDs:       stream,
+	})
+	return srv.Serve(ctx, stream)
+}

@@ -1,0 +1,383 @@
+// Package catalog turns fluxgit's spec tree (tool and resource files kept as
+// data, see package spec) into the catalog the host serves.
+//
+// Load reads one or more spec layers, checks every file against its
+// metaschema (package schemas), inlines every $ref so that each tool's
+// inputSchema and outputSchema is self-contained JSON a client can use as is,
+// and returns the tools in listing order. Schemas are compiled with
+// santhosh-tekuri/jsonschema (draft 2020-12, offline) lazily, on the first
+// ValidateArguments or ValidatePayload call of each tool, so that answering
+// tools/list never pays for compilation.
+//
+// Lint applies the stricter authoring rules behind `fluxgit spec lint`.
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fluxgit/fluxgit/spec"
+)
+
+// Annotations are the MCP tool annotations of a tool. A nil field was not
+// stated in the spec file and is omitted from tools/list.
+type Annotations struct {
+	ReadOnlyHint    *bool `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
+}
+
+// Tool is one tool of the catalog. A Tool must not be copied after first use
+// (it holds the lazily compiled schemas); share *Tool.
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	Provider    string // provider process that executes the tool, e.g. "git-read"
+	Tier        string // free | hybrid | fluxgit | fluxgit-write-handshake
+	File        string // spec file, relative to its layer root, e.g. "tools/repo.status.yaml"
+	// Order is the listing position from the spec (>= 1), or 0 when the spec
+	// gives none; unordered tools are listed after ordered ones.
+	Order       int
+	Annotations Annotations
+	// ReadOnly is true when annotations.readOnlyHint is explicitly true.
+	ReadOnly bool
+	// InputSchema and OutputSchema are compact JSON with every $ref inlined
+	// (no $ref, no $defs), in the key order of the spec file, ready to be
+	// sent in tools/list.
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+
+	in, out lazySchema
+}
+
+// Resource is one resource (URI set) or resource template (URITemplate set).
+type Resource struct {
+	URI         string
+	URITemplate string
+	Name        string
+	Title       string
+	Description string
+	MimeType    string
+	Provider    string
+	File        string // spec file, relative to its layer root
+}
+
+// Catalog is the merged result of all spec layers.
+type Catalog struct {
+	// Tools in listing order: read-only tools first, then by Order (tools
+	// without an order last), then by Name.
+	Tools []*Tool
+	// Resources with a fixed URI, sorted by URI.
+	Resources []*Resource
+	// Templates are resources with a URITemplate, sorted by URITemplate.
+	Templates []*Resource
+
+	byName map[string]*Tool
+}
+
+// Tool returns the tool called name.
+func (c *Catalog) Tool(name string) (*Tool, bool) {
+	if c.byName != nil {
+		t, ok := c.byName[name]
+		return t, ok
+	}
+	for _, t := range c.Tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// Restrict removes, in place, every tool for which keep returns false (for
+// example tools whose provider is not installed), preserving listing order.
+// Resources are not affected.
+func (c *Catalog) Restrict(keep func(*Tool) bool) {
+	kept := c.Tools[:0]
+	for _, t := range c.Tools {
+		if keep(t) {
+			kept = append(kept, t)
+		} else if c.byName != nil {
+			delete(c.byName, t.Name)
+		}
+	}
+	clear(c.Tools[len(kept):])
+	c.Tools = kept
+}
+
+// Providers returns the sorted, de-duplicated providers named by the tools,
+// resources and templates of the catalog.
+func (c *Catalog) Providers() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, t := range c.Tools {
+		add(t.Provider)
+	}
+	for _, r := range c.Resources {
+		add(r.Provider)
+	}
+	for _, r := range c.Templates {
+		add(r.Provider)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Load builds the catalog from spec layers. Each layer is the root of a spec
+// tree (tools/, fragments/, resources/; any of them may be missing). With no
+// layers, the embedded spec.FS is loaded.
+//
+// A tool in a later layer replaces the tool of the same name from earlier
+// layers; a resource replaces the one with the same URI or URI template.
+// $refs resolve within the layer of the referring file. Every file must
+// match its metaschema and every $ref must resolve without cycles; all
+// problems found are returned together. Load does not apply the authoring
+// rules of Lint and does not compile the schemas.
+func Load(layers ...fs.FS) (*Catalog, error) {
+	if len(layers) == 0 {
+		layers = []fs.FS{spec.FS}
+	}
+	tools := map[string]*Tool{}
+	resources := map[string]*Resource{}
+	var errs []error
+	for i, layer := range layers {
+		lt, lr, err := loadLayer(layer)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("spec layer %d: %w", i, err))
+			continue
+		}
+		for _, t := range lt {
+			tools[t.Name] = t
+		}
+		for _, r := range lr {
+			resources[resourceKey(r)] = r
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	c := &Catalog{byName: make(map[string]*Tool, len(tools))}
+	for _, t := range tools {
+		c.Tools = append(c.Tools, t)
+		c.byName[t.Name] = t
+	}
+	sort.Slice(c.Tools, func(i, j int) bool { return toolLess(c.Tools[i], c.Tools[j]) })
+	for _, r := range resources {
+		if r.URITemplate != "" {
+			c.Templates = append(c.Templates, r)
+		} else {
+			c.Resources = append(c.Resources, r)
+		}
+	}
+	sort.Slice(c.Resources, func(i, j int) bool { return c.Resources[i].URI < c.Resources[j].URI })
+	sort.Slice(c.Templates, func(i, j int) bool { return c.Templates[i].URITemplate < c.Templates[j].URITemplate })
+	return c, nil
+}
+
+func toolLess(a, b *Tool) bool {
+	if a.ReadOnly != b.ReadOnly {
+		return a.ReadOnly
+	}
+	if (a.Order > 0) != (b.Order > 0) {
+		return a.Order > 0
+	}
+	if a.Order != b.Order {
+		return a.Order < b.Order
+	}
+	return a.Name < b.Name
+}
+
+func resourceKey(r *Resource) string {
+	if r.URITemplate != "" {
+		return "template " + r.URITemplate
+	}
+	return "uri " + r.URI
+}
+
+// loadLayer loads the tools and resources of one spec tree.
+func loadLayer(fsys fs.FS) ([]*Tool, []*Resource, error) {
+	src := newDocSource(fsys)
+	in := newInliner(src)
+	var errs []error
+	fail := func(file string, err error) { errs = append(errs, fmt.Errorf("%s: %w", file, err)) }
+
+	toolFiles, err := specFiles(fsys, "tools")
+	if err != nil {
+		return nil, nil, err
+	}
+	var tools []*Tool
+	seen := map[string]string{}
+	for _, file := range toolFiles {
+		doc, err := src.doc(file)
+		if err != nil {
+			fail(file, err)
+			continue
+		}
+		if err := toolMeta.check(doc); err != nil {
+			fail(file, err)
+			continue
+		}
+		t, inErr, outErr := buildTool(file, doc.(*object), in)
+		if inErr != nil || outErr != nil {
+			fail(file, errors.Join(inErr, outErr))
+			continue
+		}
+		if prev, dup := seen[t.Name]; dup {
+			fail(file, fmt.Errorf("tool %s is also defined in %s", t.Name, prev))
+			continue
+		}
+		seen[t.Name] = file
+		tools = append(tools, t)
+	}
+
+	resFiles, err := specFiles(fsys, "resources")
+	if err != nil {
+		return nil, nil, err
+	}
+	var resources []*Resource
+	seenRes := map[string]string{}
+	for _, file := range resFiles {
+		doc, err := src.doc(file)
+		if err != nil {
+			fail(file, err)
+			continue
+		}
+		if err := resourceMeta.check(doc); err != nil {
+			fail(file, err)
+			continue
+		}
+		r := buildResource(file, doc.(*object))
+		key := resourceKey(r)
+		if prev, dup := seenRes[key]; dup {
+			fail(file, fmt.Errorf("resource %s is also defined in %s", key, prev))
+			continue
+		}
+		seenRes[key] = file
+		resources = append(resources, r)
+	}
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	return tools, resources, nil
+}
+
+// specFiles lists the *.yaml and *.yml files below dir (recursively), sorted.
+// A missing dir is an empty list.
+func specFiles(fsys fs.FS, dir string) ([]string, error) {
+	var files []string
+	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == dir && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipDir
+			}
+			return err
+		}
+		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// buildTool fills a Tool from a parsed tool file and inlines its schemas.
+// Errors from inlining the input and output schema are returned separately.
+func buildTool(file string, doc *object, in *inliner) (t *Tool, inErr, outErr error) {
+	t = &Tool{
+		Name:        doc.str("name"),
+		Title:       doc.str("title"),
+		Description: doc.str("description"),
+		Provider:    doc.str("provider"),
+		Tier:        doc.str("tier"),
+		File:        file,
+	}
+	if n, ok := intValue(doc.vals["order"]); ok {
+		t.Order = n
+	}
+	a := doc.obj("annotations")
+	t.Annotations = Annotations{
+		ReadOnlyHint:    boolPtr(a, "readOnlyHint"),
+		DestructiveHint: boolPtr(a, "destructiveHint"),
+		IdempotentHint:  boolPtr(a, "idempotentHint"),
+		OpenWorldHint:   boolPtr(a, "openWorldHint"),
+	}
+	t.ReadOnly = t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
+	if _, inErr = inlineInto(in, file, "inputSchema", &t.InputSchema); inErr != nil {
+		inErr = fmt.Errorf("inputSchema: %w", inErr)
+	}
+	if _, outErr = inlineInto(in, file, "outputSchema", &t.OutputSchema); outErr != nil {
+		outErr = fmt.Errorf("outputSchema: %w", outErr)
+	}
+	return t, inErr, outErr
+}
+
+func inlineInto(in *inliner, file, key string, dst *json.RawMessage) (any, error) {
+	v, raw, err := inlineSchema(in, file, "/"+escapeToken(key))
+	if err != nil {
+		return nil, err
+	}
+	*dst = raw
+	return v, nil
+}
+
+func buildResource(file string, doc *object) *Resource {
+	return &Resource{
+		URI:         doc.str("uri"),
+		URITemplate: doc.str("uriTemplate"),
+		Name:        doc.str("name"),
+		Title:       doc.str("title"),
+		Description: doc.str("description"),
+		MimeType:    doc.str("mimeType"),
+		Provider:    doc.str("provider"),
+		File:        file,
+	}
+}
+
+func boolPtr(o *object, key string) *bool {
+	v, ok := o.get(key)
+	if !ok {
+		return nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return nil
+	}
+	return &b
+}
+
+func intValue(v any) (int, bool) {
+	switch t := v.(type) {
+	case int64:
+		return int(t), true
+	case json.Number:
+		n, err := strconv.Atoi(t.String())
+		return n, err == nil
+	case float64:
+		if t == float64(int(t)) {
+			return int(t), true
+		}
+	}
+	return 0, false
+}
+
+// baseName is the file name of a slash path.
+func baseName(p string) string { return path.Base(p) }

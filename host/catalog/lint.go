@@ -1,0 +1,432 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Finding is one problem reported by Lint.
+type Finding struct {
+	File    string // path relative to the linted tree, e.g. "tools/repo.status.yaml"
+	Rule    string // rule id, e.g. "description"
+	Message string
+}
+
+// String formats the finding as "FILE: RULE: message".
+func (f Finding) String() string { return f.File + ": " + f.Rule + ": " + f.Message }
+
+// Lint rule ids.
+const (
+	// RuleParse: a spec or fragment file is not valid YAML/JSON data.
+	RuleParse = "parse"
+	// RuleMetaschema: a tool or resource file does not match
+	// schemas/tool.schema.json or schemas/resource.schema.json.
+	RuleMetaschema = "metaschema"
+	// RuleSchemaCompile: an input or output schema has a $ref that does not
+	// resolve within the tree (or is cyclic), or does not compile offline.
+	RuleSchemaCompile = "schema-compile"
+	// RuleNamePattern: a tool name does not match ToolNamePattern.
+	RuleNamePattern = "name-pattern"
+	// RuleNameUnique: two tools share a name (or two resources a URI).
+	RuleNameUnique = "name-unique"
+	// RuleFileName: a tool file is not named <name>.yaml.
+	RuleFileName = "file-name"
+	// RuleDescription: a tool, a resource, or a property of an input or
+	// output schema (at any depth) has no description.
+	RuleDescription = "description"
+	// RuleReadOnlyHint: a tool does not state annotations.readOnlyHint.
+	RuleReadOnlyHint = "read-only-hint"
+	// RuleReadOnlyDestructive: a read-only tool states destructiveHint.
+	RuleReadOnlyDestructive = "read-only-destructive"
+	// RuleProviderUnknown: a tool or resource names a provider that is not
+	// in the known list.
+	RuleProviderUnknown = "provider-unknown"
+	// RuleInputClosed: an inputSchema does not set additionalProperties:
+	// false at its top level.
+	RuleInputClosed = "input-closed"
+	// RuleStringBounds: a string in an inputSchema has no maxLength, or a
+	// required string property allows the empty string (minLength < 1).
+	RuleStringBounds = "string-bounds"
+	// RuleExampleInvalid: an example's arguments fail the inputSchema or its
+	// payload fails the outputSchema.
+	RuleExampleInvalid = "example-invalid"
+)
+
+// ToolNamePattern is the pattern every tool name must match.
+const ToolNamePattern = `^[a-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$`
+
+var toolNameRE = regexp.MustCompile(ToolNamePattern)
+
+// Lint checks one spec tree (the layout Load reads) and returns its findings
+// sorted by file, then rule, then message. An empty result means clean.
+// knownProviders lists the providers that exist; nil skips the
+// provider-unknown rule.
+func Lint(fsys fs.FS, knownProviders []string) []Finding {
+	l := &linter{fsys: fsys, src: newDocSource(fsys), known: knownProviders}
+	l.in = newInliner(l.src)
+	l.tools()
+	l.resources()
+	l.fragments()
+	sort.SliceStable(l.findings, func(i, j int) bool {
+		a, b := l.findings[i], l.findings[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		return a.Message < b.Message
+	})
+	return l.findings
+}
+
+type linter struct {
+	fsys     fs.FS
+	src      *docSource
+	in       *inliner
+	known    []string
+	findings []Finding
+}
+
+func (l *linter) add(file, rule, format string, args ...any) {
+	l.findings = append(l.findings, Finding{File: file, Rule: rule, Message: fmt.Sprintf(format, args...)})
+}
+
+func (l *linter) listing(dir string) []string {
+	files, err := specFiles(l.fsys, dir)
+	if err != nil {
+		l.add(dir, RuleParse, "cannot list directory: %v", err)
+	}
+	return files
+}
+
+func (l *linter) knownProvider(p string) bool {
+	if l.known == nil || p == "" {
+		return true
+	}
+	for _, k := range l.known {
+		if k == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *linter) tools() {
+	names := map[string][]string{}
+	for _, file := range l.listing("tools") {
+		doc, err := l.src.doc(file)
+		if err != nil {
+			l.add(file, RuleParse, "%v", err)
+			continue
+		}
+		if err := toolMeta.check(doc); err != nil {
+			l.add(file, RuleMetaschema, "%v", err)
+		}
+		o, ok := doc.(*object)
+		if !ok {
+			continue
+		}
+		l.tool(file, o)
+		if name := o.str("name"); name != "" {
+			names[name] = append(names[name], file)
+		}
+	}
+	for name, files := range names {
+		for _, f := range files[1:] {
+			l.add(f, RuleNameUnique, "tool name %s is already used by %s", name, files[0])
+		}
+	}
+}
+
+func (l *linter) tool(file string, doc *object) {
+	name := doc.str("name")
+	if name != "" {
+		if !toolNameRE.MatchString(name) {
+			l.add(file, RuleNamePattern, "tool name %q does not match %s", name, ToolNamePattern)
+		}
+		if baseName(file) != name+".yaml" {
+			l.add(file, RuleFileName, "file of tool %s must be named %s.yaml", name, name)
+		}
+	}
+	if strings.TrimSpace(doc.str("description")) == "" {
+		l.add(file, RuleDescription, "tool has no description")
+	}
+
+	ann := doc.obj("annotations")
+	ro, ok := ann.get("readOnlyHint")
+	if _, isBool := ro.(bool); !ok || !isBool {
+		l.add(file, RuleReadOnlyHint, "annotations.readOnlyHint must be stated explicitly (true or false)")
+	}
+	if b, _ := ro.(bool); b {
+		if _, ok := ann.get("destructiveHint"); ok {
+			l.add(file, RuleReadOnlyDestructive, "read-only tool must not set annotations.destructiveHint")
+		}
+	}
+	if p := doc.str("provider"); !l.knownProvider(p) {
+		l.add(file, RuleProviderUnknown, "provider %q is not one of %s", p, strings.Join(l.known, ", "))
+	}
+
+	// Schemas: inline, compile, then the structural rules on the inlined form.
+	t := &Tool{Name: name, File: file}
+	var input, output any
+	if _, ok := doc.get("inputSchema"); ok {
+		v, err := inlineInto(l.in, file, "inputSchema", &t.InputSchema)
+		input = l.compiled(file, "inputSchema", v, err, func() error { _, _, err := t.in.get("mem:///lint/input.json", t.InputSchema); return err })
+	}
+	if _, ok := doc.get("outputSchema"); ok {
+		v, err := inlineInto(l.in, file, "outputSchema", &t.OutputSchema)
+		output = l.compiled(file, "outputSchema", v, err, func() error { _, _, err := t.out.get("mem:///lint/output.json", t.OutputSchema); return err })
+	}
+	if in, ok := input.(*object); ok {
+		if v, _ := in.get("additionalProperties"); v != false {
+			l.add(file, RuleInputClosed, "inputSchema must set additionalProperties: false")
+		}
+		l.describedProperties(file, in, "arguments")
+		l.stringBounds(file, in)
+	}
+	if out, ok := output.(*object); ok {
+		l.describedProperties(file, out, "payload")
+	}
+	l.examples(file, doc, t, input != nil, output != nil)
+}
+
+// compiled reports inlining and compile errors and returns the inlined
+// schema when it compiles.
+func (l *linter) compiled(file, which string, v any, inlineErr error, compile func() error) any {
+	if inlineErr != nil {
+		l.add(file, RuleSchemaCompile, "%s: %v", which, inlineErr)
+		return nil
+	}
+	if err := compile(); err != nil {
+		l.add(file, RuleSchemaCompile, "%s: %v", which, err)
+		return nil
+	}
+	return v
+}
+
+func (l *linter) examples(file string, doc *object, t *Tool, inputOK, outputOK bool) {
+	list, _ := doc.vals["examples"].([]any)
+	for i, e := range list {
+		ex, ok := e.(*object)
+		if !ok {
+			continue // the metaschema reports it
+		}
+		label := fmt.Sprintf("examples[%d]", i)
+		if n := ex.str("name"); n != "" {
+			label += " (" + n + ")"
+		}
+		if args, ok := ex.get("arguments"); ok && inputOK {
+			if err := t.ValidateArguments(toPlain(args)); err != nil {
+				l.add(file, RuleExampleInvalid, "%s: %v", label, err)
+			}
+		}
+		if payload, ok := ex.get("payload"); ok && outputOK {
+			if err := t.ValidatePayload(toPlain(payload)); err != nil {
+				l.add(file, RuleExampleInvalid, "%s: %v", label, err)
+			}
+		}
+	}
+}
+
+// describedProperties reports every property, at any depth, without a
+// description.
+func (l *linter) describedProperties(file string, schema *object, root string) {
+	walkSchema(schema, root, func(s any, where string, isProperty bool) {
+		if isProperty && !hasDescription(s) {
+			l.add(file, RuleDescription, "%s has no description", where)
+		}
+	})
+}
+
+// stringBounds reports input strings without maxLength and required string
+// properties without minLength >= 1.
+func (l *linter) stringBounds(file string, schema *object) {
+	walkSchema(schema, "arguments", func(s any, where string, _ bool) {
+		o, ok := s.(*object)
+		if !ok {
+			return
+		}
+		if isBoundedString(o) {
+			if _, ok := effective(o, "maxLength"); !ok {
+				l.add(file, RuleStringBounds, "%s: string has no maxLength", where)
+			}
+		}
+		props := o.obj("properties")
+		for _, k := range stringList(toPlain(o.vals["required"])) {
+			p, ok := props.get(k)
+			po, isObj := p.(*object)
+			if !ok || !isObj || !isBoundedString(po) {
+				continue
+			}
+			v, _ := effective(po, "minLength")
+			if n, ok := intValue(v); !ok || n < 1 {
+				l.add(file, RuleStringBounds, "%s.%s is required, so it needs minLength >= 1", where, k)
+			}
+		}
+	})
+}
+
+// isBoundedString reports whether o accepts arbitrary strings, i.e. is typed
+// string and is not limited to fixed values by const or enum.
+func isBoundedString(o *object) bool {
+	t, _ := effective(o, "type")
+	isString := t == "string"
+	if l, ok := t.([]any); ok {
+		for _, e := range l {
+			if e == "string" {
+				isString = true
+			}
+		}
+	}
+	if !isString {
+		return false
+	}
+	_, hasConst := effective(o, "const")
+	_, hasEnum := effective(o, "enum")
+	return !hasConst && !hasEnum
+}
+
+// effective looks a keyword up in s or, failing that, in the members of its
+// allOf (which is how a $ref with sibling assertions is inlined).
+func effective(s *object, key string) (any, bool) {
+	if v, ok := s.get(key); ok {
+		return v, true
+	}
+	all, _ := s.vals["allOf"].([]any)
+	for _, m := range all {
+		if mo, ok := m.(*object); ok {
+			if v, ok := effective(mo, key); ok {
+				return v, true
+			}
+		}
+	}
+	return nil, false
+}
+
+func hasDescription(s any) bool {
+	o, ok := s.(*object)
+	if !ok {
+		return false
+	}
+	d, _ := effective(o, "description")
+	str, _ := d.(string)
+	return strings.TrimSpace(str) != ""
+}
+
+// walkSchema calls fn for every subschema that describes part of an instance,
+// with a path in arguments notation ("arguments.targets[].path"). isProperty
+// is true for the values of properties. Negated and conditional-test schemas
+// (not, if) and property-name schemas are skipped: they describe no data.
+func walkSchema(s any, where string, fn func(s any, where string, isProperty bool)) {
+	var walk func(s any, where string, isProperty bool)
+	walk = func(s any, where string, isProperty bool) {
+		fn(s, where, isProperty)
+		o, ok := s.(*object)
+		if !ok {
+			return
+		}
+		if props := o.obj("properties"); props != nil {
+			for _, k := range props.keys {
+				walk(props.vals[k], where+"."+k, true)
+			}
+		}
+		if pp := o.obj("patternProperties"); pp != nil {
+			for _, k := range pp.keys {
+				walk(pp.vals[k], where+".*", false)
+			}
+		}
+		if ap, ok := o.vals["additionalProperties"].(*object); ok {
+			walk(ap, where+".*", false)
+		}
+		switch items := o.vals["items"].(type) {
+		case *object:
+			walk(items, where+"[]", false)
+		case []any:
+			for i, it := range items {
+				walk(it, fmt.Sprintf("%s[%d]", where, i), false)
+			}
+		}
+		if pi, ok := o.vals["prefixItems"].([]any); ok {
+			for i, it := range pi {
+				walk(it, fmt.Sprintf("%s[%d]", where, i), false)
+			}
+		}
+		for _, k := range []string{"allOf", "anyOf", "oneOf"} {
+			if l, ok := o.vals[k].([]any); ok {
+				for _, m := range l {
+					walk(m, where, false)
+				}
+			}
+		}
+		for _, k := range []string{"then", "else"} {
+			if m, ok := o.vals[k].(*object); ok {
+				walk(m, where, false)
+			}
+		}
+		if ds := o.obj("dependentSchemas"); ds != nil {
+			for _, k := range ds.keys {
+				walk(ds.vals[k], where, false)
+			}
+		}
+	}
+	walk(s, where, false)
+}
+
+func (l *linter) resources() {
+	uris := map[string][]string{}
+	for _, file := range l.listing("resources") {
+		doc, err := l.src.doc(file)
+		if err != nil {
+			l.add(file, RuleParse, "%v", err)
+			continue
+		}
+		if err := resourceMeta.check(doc); err != nil {
+			l.add(file, RuleMetaschema, "%v", err)
+		}
+		o, ok := doc.(*object)
+		if !ok {
+			continue
+		}
+		r := buildResource(file, o)
+		if strings.TrimSpace(r.Description) == "" {
+			l.add(file, RuleDescription, "resource has no description")
+		}
+		if !l.knownProvider(r.Provider) {
+			l.add(file, RuleProviderUnknown, "provider %q is not one of %s", r.Provider, strings.Join(l.known, ", "))
+		}
+		if r.URI != "" || r.URITemplate != "" {
+			key := resourceKey(r)
+			uris[key] = append(uris[key], file)
+		}
+	}
+	for key, files := range uris {
+		for _, f := range files[1:] {
+			l.add(f, RuleNameUnique, "resource %s is already defined by %s", key, files[0])
+		}
+	}
+}
+
+// fragments reports fragment files that do not parse (tools referring to
+// them also get schema-compile findings).
+func (l *linter) fragments() {
+	err := fs.WalkDir(l.fsys, "fragments", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".json")) {
+			return nil
+		}
+		if _, err := l.src.doc(p); err != nil {
+			l.add(p, RuleParse, "%v", err)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		l.add("fragments", RuleParse, "cannot list directory: %v", err)
+	}
+}

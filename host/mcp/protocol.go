@@ -1,0 +1,139 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// Protocol versions. The legacy generation negotiates one of these in
+// initialize; the modern generation names its version on every request.
+const (
+	V20241105 = "2024-11-05"
+	V20250326 = "2025-03-26"
+	V20250618 = "2025-06-18"
+	V20251125 = "2025-11-25"
+	V20260728 = "2026-07-28"
+)
+
+// LegacyVersions are the initialize-era versions, newest first.
+var LegacyVersions = []string{V20251125, V20250618, V20250326, V20241105}
+
+// SupportedVersions is every version this server speaks, newest first. It is
+// what server/discover and -32022 advertise, so a client that cannot speak
+// the modern generation knows it may fall back to initialize.
+var SupportedVersions = append([]string{V20260728}, LegacyVersions...)
+
+// Reserved _meta keys of the modern generation.
+const (
+	metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+	metaClientCaps      = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo      = "io.modelcontextprotocol/clientInfo"
+	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
+)
+
+// JSON-RPC and MCP error codes the host emits.
+const (
+	codeParse              = -32700
+	codeInvalidRequest     = -32600
+	codeMethodNotFound     = -32601
+	codeInvalidParams      = -32602
+	codeInternal           = -32603
+	codeResourceNotFound   = -32002
+	codeUnsupportedVersion = -32022
+	codeRequestCancelled   = -32800
+)
+
+// generation is what the host knows about the protocol of one request.
+type generation struct {
+	modern  bool
+	version string // negotiated legacy version or the modern version
+	client  clientInfo
+}
+
+type clientInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Feature gates of the legacy generation: a field appears only from the
+// version that defined it, so strict old clients never see unknown fields.
+func (g generation) annotations() bool { return g.modern || g.version >= V20250326 }
+func (g generation) structured() bool  { return g.modern || g.version >= V20250618 }
+
+// legacyOnly are methods the modern generation removed.
+var legacyOnly = []string{"initialize", "ping", "resources/subscribe", "resources/unsubscribe", "logging/setLevel", "notifications/initialized"}
+
+// modernOnly are methods the legacy generation does not have.
+var modernOnly = []string{"server/discover", "subscriptions/listen"}
+
+func isLegacyOnly(m string) bool { return slices.Contains(legacyOnly, m) }
+func isModernOnly(m string) bool { return slices.Contains(modernOnly, m) }
+
+// negotiate implements legacy version negotiation: echo a version we speak,
+// otherwise offer our newest legacy version.
+func negotiate(requested string) string {
+	if slices.Contains(LegacyVersions, requested) {
+		return requested
+	}
+	return V20251125
+}
+
+// rpcError is a JSON-RPC error reply.
+type rpcError struct {
+	Code    int64
+	Message string
+	Data    any
+}
+
+func (e *rpcError) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }
+
+func errorf(code int64, data any, format string, args ...any) *rpcError {
+	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...), Data: data}
+}
+
+func invalidParams(details string) *rpcError {
+	return &rpcError{Code: codeInvalidParams, Message: "Invalid params", Data: map[string]any{"details": details}}
+}
+
+// spliceFields returns obj with the given key/value pairs prepended. Results
+// are built once as raw JSON; the modern generation's decorations are
+// spliced in rather than re-encoding the whole result.
+func spliceFields(obj json.RawMessage, kv ...any) (json.RawMessage, error) {
+	if len(obj) < 2 || obj[0] != '{' {
+		return nil, fmt.Errorf("result is not a JSON object")
+	}
+	out := make([]byte, 0, len(obj)+256)
+	out = append(out, '{')
+	for i := 0; i+1 < len(kv); i += 2 {
+		k, _ := json.Marshal(kv[i])
+		v, err := json.Marshal(kv[i+1])
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, k...)
+		out = append(out, ':')
+		out = append(out, v...)
+	}
+	rest := obj[1:]
+	if len(kv) > 0 && !isEmptyObjectTail(rest) {
+		out = append(out, ',')
+	}
+	return append(out, rest...), nil
+}
+
+func isEmptyObjectTail(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+		case '}':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}

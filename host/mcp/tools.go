@@ -1,0 +1,297 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fluxgit/fluxgit/host/catalog"
+	"github.com/fluxgit/fluxgit/host/repopath"
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+// listVariant names the three shapes a tool definition takes across
+// protocol versions; each is rendered once and reused.
+func listVariant(g generation) int {
+	switch {
+	case g.structured():
+		return 2
+	case g.annotations():
+		return 1
+	}
+	return 0
+}
+
+func (s *Server) toolsList(g generation, p params) (json.RawMessage, error) {
+	if err := checkCursor(p); err != nil {
+		return nil, err
+	}
+	v := listVariant(g)
+	if cached, ok := s.lists.Load(v); ok {
+		return cached.(json.RawMessage), nil
+	}
+	tools := make([]map[string]any, 0, len(s.opts.Catalog.Tools))
+	for _, t := range s.opts.Catalog.Tools {
+		def := map[string]any{
+			"name":        t.Name,
+			"description": t.Description,
+			"inputSchema": t.InputSchema,
+		}
+		if v >= 1 {
+			def["annotations"] = t.Annotations
+		}
+		if v >= 2 {
+			def["title"] = t.Title
+			def["outputSchema"] = t.OutputSchema
+		}
+		tools = append(tools, def)
+	}
+	raw, err := json.Marshal(map[string]any{"tools": tools})
+	if err != nil {
+		return nil, err
+	}
+	s.lists.Store(v, json.RawMessage(raw))
+	return raw, nil
+}
+
+// envelope is the tool payload (F§3): the host adds identity and
+// provenance around whatever the provider returned.
+type envelope struct {
+	Tool     string          `json:"tool"`
+	ReadOnly bool            `json:"readOnly"`
+	Source   string          `json:"source,omitempty"`
+	Tier     string          `json:"tier,omitempty"`
+	RepoPath string          `json:"repoPath,omitempty"`
+	Data     json.RawMessage `json:"data,omitempty"`
+	Error    *payloadError   `json:"error,omitempty"`
+}
+
+type payloadError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+func (s *Server) unknownTool(name string) *rpcError {
+	var ro, wr []string
+	for _, t := range s.opts.Catalog.Tools {
+		if t.ReadOnly {
+			ro = append(ro, t.Name)
+		} else {
+			wr = append(wr, t.Name)
+		}
+	}
+	sort.Strings(ro)
+	sort.Strings(wr)
+	if ro == nil {
+		ro = []string{}
+	}
+	if wr == nil {
+		wr = []string{}
+	}
+	return errorf(codeInvalidParams, map[string]any{
+		"tool":               name,
+		"reason":             "no tool of this name is served; call tools/list",
+		"readOnlyTools":      ro,
+		"writeProposalTools": wr,
+	}, "Unknown tool '%s'", name)
+}
+
+func (s *Server) toolsCall(ctx context.Context, g generation, p params) (json.RawMessage, error) {
+	var name string
+	if raw, ok := p["name"]; !ok || json.Unmarshal(raw, &name) != nil || name == "" {
+		return nil, invalidParams("missing tool name: params.name must be a non-empty string")
+	}
+	tool, ok := s.opts.Catalog.Tool(name)
+	if !ok {
+		return nil, s.unknownTool(name)
+	}
+	args := map[string]any{}
+	if raw, ok := p["arguments"]; ok && string(raw) != "null" {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, invalidParams("arguments must be a JSON object")
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, invalidParams("arguments must be a JSON object")
+		}
+		args = m
+	}
+	if err := tool.ValidateArguments(args); err != nil {
+		return nil, invalidParams(validationDetails(err))
+	}
+	repoPath, err := s.opts.Roots.CanonicalizeArguments(args)
+	if err != nil {
+		var re *repopath.Error
+		if errors.As(err, &re) {
+			return nil, &rpcError{Code: re.Code, Message: re.Message, Data: re.Data}
+		}
+		return nil, err
+	}
+	argBytes, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("encode arguments: %w", err)
+	}
+	call := &sdk.Call{Tool: name, Arguments: argBytes, Meta: sdk.Meta{
+		ClientName: g.client.Name, ClientVersion: g.client.Version, AllowedRoots: s.opts.Roots.Roots,
+	}}
+	res, err := s.opts.Providers.CallTool(ctx, tool.Provider, call, tool.ReadOnly)
+	if err != nil {
+		var ae *sdk.ArgumentError
+		if errors.As(err, &ae) {
+			return nil, invalidParams(ae.Details)
+		}
+		if ctx.Err() != nil {
+			return nil, errorf(codeRequestCancelled, nil, "Request cancelled")
+		}
+		s.log.Error("provider call failed", "provider", tool.Provider, "tool", name, "err", err)
+		return nil, errorf(codeInternal, map[string]any{"provider": tool.Provider, "details": err.Error(), "retryable": true},
+			"Provider %s failed", tool.Provider)
+	}
+	return s.toolResult(tool, g, repoPath, res)
+}
+
+func validationDetails(err error) string {
+	var ve *catalog.ValidationError
+	if errors.As(err, &ve) {
+		return ve.Details
+	}
+	return err.Error()
+}
+
+// toolResult wraps a provider result in the envelope, checks it against
+// the tool's outputSchema and renders the MCP CallToolResult.
+func (s *Server) toolResult(tool *catalog.Tool, g generation, repoPath string, res *sdk.Result) (json.RawMessage, error) {
+	env := envelope{Tool: tool.Name, ReadOnly: tool.ReadOnly, Source: res.Source, Tier: tool.Tier}
+	if res.Error != nil {
+		data := res.Error.Data
+		if len(data) == 0 {
+			data = json.RawMessage("null")
+		}
+		env.Error = &payloadError{Code: res.Error.Code, Message: res.Error.Message, Data: data}
+		if res.Source != "" {
+			env.RepoPath = repoPath
+		}
+	} else {
+		env.RepoPath = repoPath
+		env.Data = res.Data
+		if len(env.Data) == 0 {
+			env.Data = json.RawMessage("{}")
+		}
+	}
+	payload, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("encode payload: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	var decoded any
+	if err := dec.Decode(&decoded); err != nil {
+		return nil, fmt.Errorf("decode payload: %w", err)
+	}
+	if err := tool.ValidatePayload(decoded); err != nil {
+		// A provider broke its own contract; never hand the agent data the
+		// schema does not promise.
+		s.log.Error("tool payload violates outputSchema", "tool", tool.Name, "details", validationDetails(err))
+		return nil, errorf(codeInternal, map[string]any{"details": validationDetails(err), "tool": tool.Name, "retryable": false},
+			"Tool result does not match its outputSchema")
+	}
+	content := []map[string]any{{"type": "text", "text": string(payload)}}
+	if strings.TrimSpace(res.Text) != "" {
+		content = append(content, map[string]any{"type": "text", "text": res.Text})
+	}
+	out := map[string]any{"content": content, "isError": env.Error != nil}
+	if g.structured() {
+		out["structuredContent"] = json.RawMessage(payload)
+	}
+	return json.Marshal(out)
+}
+
+func (s *Server) resourcesList(p params, templates bool) (json.RawMessage, error) {
+	if err := checkCursor(p); err != nil {
+		return nil, err
+	}
+	if templates {
+		list := make([]map[string]any, 0, len(s.opts.Catalog.Templates))
+		for _, r := range s.opts.Catalog.Templates {
+			list = append(list, resourceDef(r, "uriTemplate", r.URITemplate))
+		}
+		return json.Marshal(map[string]any{"resourceTemplates": list})
+	}
+	list := make([]map[string]any, 0, len(s.opts.Catalog.Resources))
+	for _, r := range s.opts.Catalog.Resources {
+		list = append(list, resourceDef(r, "uri", r.URI))
+	}
+	return json.Marshal(map[string]any{"resources": list})
+}
+
+func resourceDef(r *catalog.Resource, key, val string) map[string]any {
+	d := map[string]any{key: val, "name": r.Name, "description": r.Description}
+	if r.Title != "" {
+		d["title"] = r.Title
+	}
+	if r.MimeType != "" {
+		d["mimeType"] = r.MimeType
+	}
+	return d
+}
+
+// resourceOwner finds the provider serving uri: an exact resource, or a
+// template whose literal prefix (before the first expression) matches.
+func (s *Server) resourceOwner(uri string) (string, bool) {
+	for _, r := range s.opts.Catalog.Resources {
+		if r.URI == uri {
+			return r.Provider, true
+		}
+	}
+	for _, r := range s.opts.Catalog.Templates {
+		prefix, _, _ := strings.Cut(r.URITemplate, "{")
+		if prefix != "" && strings.HasPrefix(uri, prefix) {
+			return r.Provider, true
+		}
+	}
+	return "", false
+}
+
+func (s *Server) resourcesRead(ctx context.Context, g generation, p params) (json.RawMessage, error) {
+	var uri string
+	if raw, ok := p["uri"]; !ok || json.Unmarshal(raw, &uri) != nil || uri == "" {
+		return nil, invalidParams("params.uri must be a non-empty string")
+	}
+	notFound := func() error {
+		// The modern generation folded resource-not-found into -32602.
+		code := int64(codeResourceNotFound)
+		if g.modern {
+			code = codeInvalidParams
+		}
+		return errorf(code, map[string]any{"uri": uri}, "Resource not found")
+	}
+	owner, ok := s.resourceOwner(uri)
+	if !ok {
+		return nil, notFound()
+	}
+	res, err := s.opts.Providers.ReadResource(ctx, owner, uri, sdk.Meta{ClientName: g.client.Name, ClientVersion: g.client.Version})
+	if errors.Is(err, sdk.ErrResourceNotFound) {
+		return nil, notFound()
+	}
+	if err != nil {
+		return nil, errorf(codeInternal, map[string]any{"provider": owner, "details": err.Error(), "retryable": true}, "Provider %s failed", owner)
+	}
+	item := map[string]any{"uri": res.URI}
+	if res.MimeType != "" {
+		item["mimeType"] = res.MimeType
+	}
+	if res.Blob != nil {
+		item["blob"] = res.Blob // []byte marshals as base64
+	} else {
+		item["text"] = res.Text
+	}
+	return json.Marshal(map[string]any{"contents": []any{item}})
+}

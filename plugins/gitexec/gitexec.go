@@ -1,0 +1,335 @@
+// Package gitexec is the single place where fluxgit starts the git CLI.
+//
+// Every provider that reads a repository goes through a Runner so that one
+// set of rules applies everywhere: a git executable resolved from trusted
+// locations, an environment stripped of anything that could redirect git
+// (GIT_DIR, GIT_EXEC_PATH, LD_PRELOAD, ...), configuration overrides that stop
+// repository config from starting programs (fsmonitor, pager, external diff,
+// textconv, filter and merge drivers), no optional locks so read-only calls
+// never rewrite the index, a null stdin, a timeout, hard output caps, and a
+// process-group kill so nothing git spawned outlives the call.
+//
+// Repositories are treated as untrusted input: a repository handed to an
+// agent may come from anywhere, and its .git/config is the classic place to
+// hide a command that git would otherwise run on a plain `git status`.
+package gitexec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Limits applied by a Runner. They mirror the contract's limits table and
+// are exported so providers can describe them in errors and docs.
+const (
+	// DefaultTimeout bounds one git invocation when Runner.Timeout is zero.
+	DefaultTimeout = 30 * time.Second
+	// MaxStdout is the complete-mode stdout cap. Exceeding it is an error:
+	// a caller must never mistake a prefix for the whole answer.
+	MaxStdout = 4 << 20
+	// MaxStream caps the total stdout a streaming call reads. Beyond it
+	// git is killed, so a pathological diff cannot pin a CPU for minutes.
+	MaxStream = 64 << 20
+	// StderrCapture is how much stderr is kept for error details.
+	StderrCapture = 64 << 10
+	// MaxStderr is the most stderr a call may produce before it is killed;
+	// git writing megabytes of warnings means something is wrong.
+	MaxStderr = 1 << 20
+	// PipeGrace is how long Wait lets a descendant that inherited git's
+	// pipes keep them open after git itself has exited.
+	PipeGrace = 2 * time.Second
+)
+
+// Sentinel causes carried by Error.Err, for errors.Is.
+var (
+	// ErrTimeout means the call ran past its deadline and was killed.
+	ErrTimeout = errors.New("git command timed out")
+	// ErrCanceled means the caller's context ended first.
+	ErrCanceled = errors.New("git command canceled")
+	// ErrOutputLimit means stdout or stderr went over its cap.
+	ErrOutputLimit = errors.New("git output limit exceeded")
+	// ErrExecutable means no trustworthy git executable could be used.
+	ErrExecutable = errors.New("git executable unavailable")
+	// ErrExit means git ran and exited with a non-zero status (or its
+	// output could not be consumed).
+	ErrExit = errors.New("git exited with an error")
+	// ErrUsage means the call itself was malformed (relative repository,
+	// NUL byte in an argument) and git was not started.
+	ErrUsage = errors.New("invalid git invocation")
+)
+
+// Error describes a failed git call in the shape the 10010 tool error
+// needs: the command as a user would type it and human-readable details.
+type Error struct {
+	// Command is ["git", "-C", repo, args...] without the hardening flags,
+	// which are the same on every call and would only bury the real args.
+	Command []string
+	// Details is git's stderr (trimmed) or the reason the runner stopped
+	// git: timeout, output cap, unusable executable.
+	Details string
+	// ExitCode is git's exit status, or -1 when git did not exit on its own
+	// (killed, never started).
+	ExitCode int
+	// Err is one of the sentinel causes above, possibly wrapping more.
+	Err error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s: %s", strings.Join(e.Command, " "), e.Details)
+}
+
+// Unwrap exposes the cause so callers can use errors.Is(err, ErrTimeout).
+func (e *Error) Unwrap() error { return e.Err }
+
+// Command returns the argv of a call as users see it:
+// ["git", "-C", repo, args...].
+func Command(repo string, args ...string) []string {
+	out := make([]string, 0, len(args)+3)
+	out = append(out, "git", "-C", repo)
+	return append(out, args...)
+}
+
+// Runner starts git. The zero value is ready to use; Default is shared.
+type Runner struct {
+	// Timeout bounds each invocation; zero means DefaultTimeout.
+	Timeout time.Duration
+}
+
+// Default is the runner the package-level helpers use.
+var Default = &Runner{}
+
+// Run runs git in complete mode with the Default runner.
+func Run(ctx context.Context, repo string, args ...string) ([]byte, error) {
+	return Default.Run(ctx, repo, args...)
+}
+
+// Capture runs git in bounded-capture mode with the Default runner.
+func Capture(ctx context.Context, repo string, limit int, args ...string) (*Captured, error) {
+	return Default.Capture(ctx, repo, limit, args...)
+}
+
+// Stream runs git with stdout sent to sink, with the Default runner.
+func Stream(ctx context.Context, repo string, sink io.Writer, args ...string) (int64, error) {
+	return Default.Stream(ctx, repo, sink, args...)
+}
+
+// Run executes `git <args>` in repo and returns all of stdout. Output over
+// MaxStdout is an error rather than a silently shortened result. A non-zero
+// exit is an *Error with ErrExit and the exit code. args[0] must be the git
+// subcommand.
+func (r *Runner) Run(ctx context.Context, repo string, args ...string) ([]byte, error) {
+	out := &limitBuffer{keep: MaxStdout, limit: MaxStdout, what: "stdout"}
+	if err := r.exec(ctx, repo, args, out); err != nil {
+		return nil, err
+	}
+	return out.buf.Bytes(), nil
+}
+
+// Captured is the result of a bounded capture.
+type Captured struct {
+	// Output holds the first bytes of stdout, at most the requested limit.
+	Output []byte
+	// TotalBytes is the size of the whole stdout stream.
+	TotalBytes int64
+	// TotalLines counts lines in the whole stream; a final line without a
+	// trailing newline counts too.
+	TotalLines int64
+}
+
+// Truncated reports whether Output is shorter than the whole stream.
+func (c *Captured) Truncated() bool { return int64(len(c.Output)) < c.TotalBytes }
+
+// Capture executes `git <args>` keeping at most limit bytes of stdout while
+// reading the rest to the end to count bytes and lines exactly. The stream
+// as a whole is capped at MaxStream; beyond that the call fails, because
+// totals that are not exact would be a lie.
+func (r *Runner) Capture(ctx context.Context, repo string, limit int, args ...string) (*Captured, error) {
+	if limit < 0 {
+		limit = 0
+	}
+	out := &limitBuffer{keep: int64(limit), limit: MaxStream, what: "stdout stream", countLines: true}
+	if err := r.exec(ctx, repo, args, out); err != nil {
+		return nil, err
+	}
+	lines := out.lines
+	if out.total > 0 && out.last != '\n' {
+		lines++
+	}
+	return &Captured{Output: out.buf.Bytes(), TotalBytes: out.total, TotalLines: lines}, nil
+}
+
+// Stream executes `git <args>` and writes stdout to sink as it arrives, for
+// callers that parse large outputs incrementally (status of a tree with many
+// untracked files, long ref lists). It returns the number of bytes read. The
+// stream is capped at MaxStream. If sink returns an error, git is killed
+// and that error is returned (wrapped in *Error).
+func (r *Runner) Stream(ctx context.Context, repo string, sink io.Writer, args ...string) (int64, error) {
+	out := &limitBuffer{limit: MaxStream, what: "stdout stream", sink: sink}
+	err := r.exec(ctx, repo, args, out)
+	return out.total, err
+}
+
+// exec is the one code path that starts git.
+func (r *Runner) exec(ctx context.Context, repo string, args []string, stdout *limitBuffer) error {
+	command := Command(repo, args...)
+	fail := func(cause error, code int, details string) error {
+		return &Error{Command: command, Details: details, ExitCode: code, Err: cause}
+	}
+	if len(args) == 0 {
+		return fail(ErrUsage, -1, "no git subcommand given")
+	}
+	if !filepath.IsAbs(repo) {
+		return fail(ErrUsage, -1, "repository path must be absolute")
+	}
+	for _, a := range args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return fail(ErrUsage, -1, "argument contains a NUL byte")
+		}
+	}
+	exe, err := ResolveExecutable(repo)
+	if err != nil {
+		return fail(ErrExecutable, -1, err.Error())
+	}
+	overrides, err := r.driverOverrides(ctx, exe, repo, args[0])
+	if err != nil {
+		return err
+	}
+	return r.start(ctx, exe, command, hardenedArgs(repo, args), overrides, stdout)
+}
+
+// start launches one hardened git process and waits for it. command is only
+// used for error reporting.
+func (r *Runner) start(parent context.Context, exe string, command, argv []string, overrides [][2]string, stdout *limitBuffer) error {
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+
+	cmd := exec.CommandContext(ctx, exe, argv...)
+	cmd.Env = sanitizedEnv(overrides)
+	cmd.Stdin = nil // /dev/null: git must never wait for a prompt
+	cmd.WaitDelay = PipeGrace
+	setProcessGroup(cmd)
+
+	var once sync.Once
+	kill := func() {
+		once.Do(func() {
+			if cmd.Process != nil {
+				killGroup(cmd.Process.Pid)
+			}
+		})
+	}
+	// Cancel runs when ctx ends: kill the whole group, not just git, so a
+	// helper git started cannot keep running or keep the pipes open.
+	cmd.Cancel = func() error { kill(); return nil }
+
+	stderr := &limitBuffer{keep: StderrCapture, limit: MaxStderr, what: "stderr"}
+	stdout.onLimit, stderr.onLimit = kill, kill
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+
+	if err := cmd.Start(); err != nil {
+		return &Error{Command: command, Details: "cannot start git: " + err.Error(), ExitCode: -1, Err: ErrExecutable}
+	}
+	waitErr := cmd.Wait()
+	// Kill after every run, even a clean one: a daemon git forked (for
+	// instance an fsmonitor that slipped through) must not survive us.
+	if cmd.Process != nil {
+		killGroup(cmd.Process.Pid)
+	}
+
+	code := -1
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	fail := func(cause error, details string) error {
+		return &Error{Command: command, Details: details, ExitCode: code, Err: cause}
+	}
+	switch {
+	case stdout.sinkErr != nil:
+		return fail(fmt.Errorf("%w: %w", ErrExit, stdout.sinkErr), "reading git output failed: "+stdout.sinkErr.Error())
+	case stdout.overflow:
+		return fail(ErrOutputLimit, fmt.Sprintf("git %s exceeded %d bytes; the command was stopped and no partial result was returned as complete", stdout.what, stdout.limit))
+	case stderr.overflow:
+		return fail(ErrOutputLimit, fmt.Sprintf("git stderr exceeded %d bytes; the command was stopped", stderr.limit))
+	case parent.Err() != nil && !errors.Is(parent.Err(), context.DeadlineExceeded):
+		return fail(ErrCanceled, "git command canceled by the caller")
+	case ctx.Err() != nil:
+		return fail(ErrTimeout, "git command did not finish in time (limit "+timeout.String()+") and was killed")
+	case errors.Is(waitErr, exec.ErrWaitDelay):
+		return fail(ErrExit, "a process started by git still held its output open "+PipeGrace.String()+" after git exited; it was killed")
+	case waitErr != nil:
+		var ee *exec.ExitError
+		if !errors.As(waitErr, &ee) {
+			return fail(ErrExit, "waiting for git failed: "+waitErr.Error())
+		}
+		details := strings.TrimSpace(stderr.buf.String())
+		if details == "" {
+			details = "git exited with status " + strconv.Itoa(code)
+		}
+		return fail(ErrExit, details)
+	}
+	return nil
+}
+
+// limitBuffer is the io.Writer exec copies a pipe into. It keeps the first
+// keep bytes, counts everything, and on passing limit records the overflow
+// and kills git. It keeps accepting (and discarding) data after that so the
+// copy goroutine drains the pipe until git's death closes it.
+type limitBuffer struct {
+	buf        bytes.Buffer
+	keep       int64
+	limit      int64 // 0: unlimited
+	what       string
+	countLines bool
+	sink       io.Writer
+
+	total    int64
+	lines    int64
+	last     byte
+	overflow bool
+	sinkErr  error
+	onLimit  func()
+}
+
+func (b *limitBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if b.overflow || b.sinkErr != nil || n == 0 {
+		return n, nil
+	}
+	if b.limit > 0 && b.total+int64(n) > b.limit {
+		b.overflow = true
+		b.total += int64(n)
+		if b.onLimit != nil {
+			b.onLimit()
+		}
+		return n, nil
+	}
+	b.total += int64(n)
+	if b.countLines {
+		b.lines += int64(bytes.Count(p, []byte{'\n'}))
+		b.last = p[n-1]
+	}
+	if room := b.keep - int64(b.buf.Len()); room > 0 {
+		b.buf.Write(p[:min(int64(n), room)])
+	}
+	if b.sink != nil {
+		if _, err := b.sink.Write(p); err != nil {
+			b.sinkErr = err
+			if b.onLimit != nil {
+				b.onLimit()
+			}
+		}
+	}
+	return n, nil
+}

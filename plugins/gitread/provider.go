@@ -1,0 +1,370 @@
+// Package gitread is the git-read provider: read-only tools answered from
+// the local git CLI (repo.status, repo.refs, repo.history, commit.details,
+// diff.text).
+//
+// Every git call goes through gitexec, which owns the hardening. This
+// package adds what is specific to serving untrusted callers: each call
+// first proves the path is a work tree and that its git directories stay
+// inside the allowed roots, user revisions are refused when they look like
+// options and are pinned to a full object id before use, and every output
+// has an explicit budget with a truncated flag instead of growing without
+// bound.
+package gitread
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+// Source is the Result.Source of every answer: the data came from git on
+// this machine.
+const Source = "local-git"
+
+// CodeGitFailed and MessageGitFailed form the tool error for any failed or
+// refused git call; its data is {command, details}.
+const (
+	CodeGitFailed    = 10010
+	MessageGitFailed = "Local git fallback failed"
+)
+
+// Provider serves the git-read tools.
+type Provider struct {
+	sdk.Unimplemented
+	runner *gitexec.Runner
+}
+
+// New returns a Provider using the shared hardened git runner.
+func New() *Provider { return &Provider{runner: gitexec.Default} }
+
+var _ sdk.Provider = (*Provider)(nil)
+
+// CallTool dispatches one tool call. Git failures and refusals come back as
+// 10010 tool errors; arguments that passed the schema but are still unsafe
+// come back as *sdk.ArgumentError; anything else is an internal error.
+func (p *Provider) CallTool(ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
+	if call == nil {
+		return nil, errors.New("gitread: nil call")
+	}
+	var (
+		data any
+		err  error
+	)
+	switch call.Tool {
+	case "repo.status":
+		data, err = p.repoStatus(ctx, call)
+	case "repo.refs":
+		data, err = p.repoRefs(ctx, call)
+	case "repo.history":
+		data, err = p.repoHistory(ctx, call)
+	case "commit.details":
+		data, err = p.commitDetails(ctx, call)
+	case "diff.text":
+		data, err = p.diffText(ctx, call)
+	default:
+		return nil, invalid("unknown tool: " + call.Tool)
+	}
+	return finish(data, err)
+}
+
+// failure is a refusal or an unusable git answer, reported like a failed
+// git call (10010) with the command that produced it.
+type failure struct {
+	command []string
+	details string
+}
+
+func (f *failure) Error() string { return strings.Join(f.command, " ") + ": " + f.details }
+
+// failData is the 10010 payload.
+type failData struct {
+	Command []string `json:"command"`
+	Details string   `json:"details"`
+}
+
+// finish turns a tool's outcome into the provider answer.
+func finish(data any, err error) (*sdk.Result, error) {
+	if err == nil {
+		return sdk.OK(Source, data)
+	}
+	var (
+		ae *sdk.ArgumentError
+		ge *gitexec.Error
+		f  *failure
+	)
+	switch {
+	case errors.As(err, &ae):
+		return nil, ae
+	case errors.As(err, &f):
+		return sdk.Fail(Source, CodeGitFailed, MessageGitFailed, failData{Command: f.command, Details: f.details}), nil
+	case errors.As(err, &ge):
+		return sdk.Fail(Source, CodeGitFailed, MessageGitFailed, failData{Command: ge.Command, Details: ge.Details}), nil
+	}
+	return nil, err
+}
+
+func invalid(details string) *sdk.ArgumentError {
+	return &sdk.ArgumentError{Message: "Invalid params", Details: details}
+}
+
+// decode unmarshals the call's arguments. The host validated them against
+// the schema already; this only guards against a host bug or a direct
+// caller, so the message stays generic.
+func decode(call *sdk.Call, v any) error {
+	raw := call.Arguments
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return invalid("arguments do not match the tool's input schema: " + err.Error())
+	}
+	return nil
+}
+
+// intArg reads an optional integer argument within [lo, hi]. JSON Schema's
+// "integer" admits 5.0, so a number with an integral value is accepted.
+func intArg(name string, n *json.Number, def, lo, hi int64) (int64, error) {
+	if n == nil {
+		return def, nil
+	}
+	v, err := n.Int64()
+	if err != nil {
+		f, ferr := n.Float64()
+		if ferr != nil || f != float64(int64(f)) {
+			return 0, invalid("arguments." + name + " must be an integer")
+		}
+		v = int64(f)
+	}
+	if v < lo || v > hi {
+		return 0, invalid(fmt.Sprintf("arguments.%s must be between %d and %d", name, lo, hi))
+	}
+	return v, nil
+}
+
+// repo is a validated repository for one call.
+type repo struct {
+	// dir is the work tree's top level, where every later command runs so
+	// repository-relative paths mean the same thing whatever subdirectory
+	// repoPath named.
+	dir string
+}
+
+// open checks that repoPath is a git work tree (one rev-parse call) and,
+// when the host confines calls, that the git directory and the common
+// directory really live inside an allowed root: a `.git` file or a
+// `commondir` entry can point anywhere on disk.
+func (p *Provider) open(ctx context.Context, call *sdk.Call, repoPath string) (*repo, error) {
+	if repoPath == "" {
+		return nil, invalid("arguments.repoPath is required")
+	}
+	if !filepath.IsAbs(repoPath) {
+		return nil, invalid("arguments.repoPath must be an absolute filesystem path")
+	}
+	if strings.ContainsAny(repoPath, "\x00\n") {
+		return nil, invalid("arguments.repoPath must not contain NUL or newline characters")
+	}
+	args := []string{"rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir"}
+	cmd := gitexec.Command(repoPath, args...)
+	out, err := p.runner.Run(ctx, repoPath, args...)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 3 || lines[0] == "" {
+		return nil, &failure{cmd, "unexpected rev-parse output; is this a work tree?"}
+	}
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p)
+		}
+		return filepath.Join(repoPath, p) // relative to -C, i.e. repoPath
+	}
+	top, gitDir, commonDir := abs(lines[0]), abs(lines[1]), abs(lines[2])
+
+	if roots := call.Meta.AllowedRoots; len(roots) > 0 {
+		for _, c := range []struct{ what, path string }{
+			{"work tree", top}, {"git directory", gitDir}, {"git common directory", commonDir},
+		} {
+			real, err := filepath.EvalSymlinks(c.path)
+			if err != nil {
+				return nil, &failure{cmd, "cannot resolve the " + c.what + ": " + err.Error()}
+			}
+			if !insideAny(real, roots) {
+				return nil, &failure{cmd, c.what + " resolves outside the allowed roots"}
+			}
+		}
+	}
+	if real, err := filepath.EvalSymlinks(top); err == nil {
+		top = real
+	}
+	return &repo{dir: top}, nil
+}
+
+func insideAny(p string, roots []string) bool {
+	for _, r := range roots {
+		r = filepath.Clean(r)
+		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, string(filepath.Separator))+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRev refuses a caller revision git could read as an option, such as
+// "--output=/some/file", and one the exec layer could not pass.
+func checkRev(field, rev string) error {
+	if strings.HasPrefix(rev, "-") {
+		return invalid("arguments." + field + " must not start with '-'")
+	}
+	if strings.IndexByte(rev, 0) >= 0 {
+		return invalid("arguments." + field + " must not contain NUL")
+	}
+	return nil
+}
+
+// resolveCommit pins a caller revision to a full commit object id. Only the
+// id is used afterwards, so nothing the caller typed reaches a later
+// command line, and every later command sees the same commit.
+func (p *Provider) resolveCommit(ctx context.Context, r *repo, field, rev string) (string, error) {
+	if err := checkRev(field, rev); err != nil {
+		return "", err
+	}
+	args := []string{"rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}"}
+	out, err := p.runner.Run(ctx, r.dir, args...)
+	if err != nil {
+		var ge *gitexec.Error
+		if errors.As(err, &ge) && errors.Is(err, gitexec.ErrExit) {
+			return "", &failure{ge.Command, fmt.Sprintf("arguments.%s %q does not name a commit in this repository", field, rev)}
+		}
+		return "", err
+	}
+	oid := strings.TrimSpace(string(out))
+	if !isOID(oid) {
+		return "", &failure{gitexec.Command(r.dir, args...), "rev-parse did not return an object id"}
+	}
+	return oid, nil
+}
+
+// isOID accepts full SHA-1 and SHA-256 object ids.
+func isOID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// pathText renders path bytes for JSON. Git paths are bytes, not text: when
+// they are not valid UTF-8 the string is a lossy rendering and the exact
+// bytes travel base64-encoded beside it.
+func pathText(b []byte) (text, b64 string) {
+	if utf8.Valid(b) {
+		return string(b), ""
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD"), base64.StdEncoding.EncodeToString(b)
+}
+
+// fieldWriter splits a git output stream on sep and hands each complete
+// field to fn as it arrives, so outputs far larger than the complete-mode
+// cap can be counted while only a bounded prefix is kept. fn must copy the
+// field if it keeps it.
+type fieldWriter struct {
+	sep     byte
+	fn      func(field []byte) error
+	partial []byte
+}
+
+// maxField bounds one field (a path, a ref name) so a stream without
+// separators cannot grow the buffer without limit.
+const maxField = 1 << 20
+
+func (w *fieldWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, w.sep)
+		if i < 0 {
+			if len(w.partial)+len(p) > maxField {
+				return 0, errors.New("output field too long")
+			}
+			w.partial = append(w.partial, p...)
+			break
+		}
+		field := p[:i]
+		if len(w.partial) > 0 {
+			w.partial = append(w.partial, field...)
+			field = w.partial
+		}
+		err := w.fn(field)
+		w.partial = w.partial[:0]
+		if err != nil {
+			return 0, err
+		}
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// flush delivers a final field that had no terminating separator.
+func (w *fieldWriter) flush() error {
+	if len(w.partial) == 0 {
+		return nil
+	}
+	err := w.fn(w.partial)
+	w.partial = nil
+	return err
+}
+
+// stream runs git feeding fields to fn and flushes the last one.
+func (p *Provider) stream(ctx context.Context, r *repo, sep byte, fn func([]byte) error, args ...string) error {
+	w := &fieldWriter{sep: sep, fn: fn}
+	if _, err := p.runner.Stream(ctx, r.dir, w, args...); err != nil {
+		return err
+	}
+	if err := w.flush(); err != nil {
+		return &failure{gitexec.Command(r.dir, args...), err.Error()}
+	}
+	return nil
+}
+
+// parallel runs independent git calls of one tool concurrently and returns
+// the first error in argument order, so the reported failure does not
+// depend on scheduling.
+func parallel(fns ...func() error) error {
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// atoi64 parses a decimal integer from git output.
+func atoi64(s string) (int64, error) { return strconv.ParseInt(strings.TrimSpace(s), 10, 64) }

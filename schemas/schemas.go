@@ -1,0 +1,16 @@
+// Package schemas embeds the JSON Schemas (draft 2020-12) that fluxgit's data
+// files must satisfy:
+//
+//	tool.schema.json      a tool spec file, spec/tools/<name>.yaml
+//	resource.schema.json  a resource spec file, spec/resources/<name>.yaml
+//
+// The schemas are self-contained (no $ref to other files or to the network),
+// so they compile offline.
+package schemas
+
+import "embed"
+
+// FS holds the *.schema.json files at its root, e.g. "tool.schema.json".
+//
+//go:embed *.schema.json
+var FS embed.FS

@@ -1,0 +1,24 @@
+// Package spec embeds fluxgit's tool and resource contract as data.
+//
+// The tree rooted at FS is a "spec layer":
+//
+//	tools/<name>.yaml        one file per tool (see schemas/tool.schema.json)
+//	resources/<name>.yaml    one file per resource or resource template
+//	                         (see schemas/resource.schema.json)
+//	fragments/*.yaml         shared schema pieces, referenced from tool files
+//	                         with relative $refs such as
+//	                         ../fragments/common.yaml#/$defs/repoPath
+//
+// Nothing in this package interprets the files; host/catalog loads, inlines,
+// compiles and lints them. A directory with the same layout can be layered
+// on top of FS to override or add tools without rebuilding the binary.
+package spec
+
+import "embed"
+
+// FS is the built-in spec layer. Its root contains the tools, fragments and
+// resources directories (not a "spec" prefix), so it can be passed directly to
+// catalog.Load or catalog.Lint.
+//
+//go:embed tools fragments resources
+var FS embed.FS

@@ -1,0 +1,107 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Benchmarks report; they never assert times (machines are noisy).
+// Run: go test ./tests -run '^$' -bench . -benchtime 50x
+
+// BenchmarkColdInitialize measures process start to the initialize reply.
+func BenchmarkColdInitialize(b *testing.B) {
+	env := baseEnv(b)
+	for i := 0; i < b.N; i++ {
+		s := startServer(b, env)
+		s.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+			"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "bench", "version": "1"}}})
+		s.next(30 * time.Second)
+		b.StopTimer()
+		s.stop()
+		b.StartTimer()
+	}
+}
+
+func warmServer(b *testing.B, env []string) *server {
+	s := startServer(b, env)
+	initialize(b, s)
+	return s
+}
+
+// BenchmarkToolsList measures tools/list on a warm session.
+func BenchmarkToolsList(b *testing.B) {
+	s := warmServer(b, baseEnv(b))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := s.call(i+1, "tools/list", nil); r.Error != nil {
+			b.Fatal(r.raw)
+		}
+	}
+}
+
+// BenchmarkHostOverheadNoop is one tools/call round trip to a provider
+// that does nothing: stdio framing, argument and payload validation, the
+// gRPC hop and the envelope.
+func BenchmarkHostOverheadNoop(b *testing.B) {
+	s := warmServer(b, echoEnv(b))
+	s.call(0, "tools/call", map[string]any{"name": "echo.noop", "arguments": map[string]any{}}) // start the provider
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := s.call(i+1, "tools/call", map[string]any{"name": "echo.noop", "arguments": map[string]any{}}); r.Error != nil {
+			b.Fatal(r.raw)
+		}
+	}
+}
+
+// BenchmarkPing is the stdio round trip alone, to subtract from the above.
+func BenchmarkPing(b *testing.B) {
+	s := warmServer(b, baseEnv(b))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.call(i+1, "ping", nil)
+	}
+}
+
+// largeRepo returns the benchmark repository: $FLUXGIT_BENCH_REPO, or one
+// generated (20k files, 5k commits) once into the temp directory.
+func largeRepo(b *testing.B) string {
+	if d := os.Getenv("FLUXGIT_BENCH_REPO"); d != "" {
+		return d
+	}
+	dir := filepath.Join(os.TempDir(), "fluxgit-bench-repo-20000x5000")
+	if _, err := os.Stat(filepath.Join(dir, ".git", "index")); err == nil {
+		return dir
+	}
+	os.RemoveAll(dir)
+	out, err := exec.Command("go", "run", "./genrepo", "-dir", dir, "-files", "20000", "-commits", "5000").CombinedOutput()
+	if err != nil {
+		b.Fatalf("genrepo: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// BenchmarkRepoStatusLarge and BenchmarkRawGitStatusLarge compare
+// repo.status through the host with the single git process it wraps.
+func BenchmarkRepoStatusLarge(b *testing.B) {
+	repo := largeRepo(b)
+	s := warmServer(b, baseEnv(b))
+	statusCall(b, s, 0, repo)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		statusCall(b, s, i+1, repo)
+	}
+}
+
+func BenchmarkRawGitStatusLarge(b *testing.B) {
+	repo := largeRepo(b)
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command("git", "-C", repo, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all")
+		if out, err := cmd.Output(); err != nil || len(out) == 0 {
+			b.Fatal(fmt.Errorf("git status: %v", err))
+		}
+	}
+}

@@ -1,0 +1,218 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// providerPids lists the processes whose parent is pid and whose command
+// line is a fluxgit provider.
+func providerPids(t testing.TB, parent int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc on this system")
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command: state ppid ...
+		rest := stat[bytes.LastIndexByte(stat, ')')+1:]
+		fields := strings.Fields(string(rest))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(parent) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if bytes.Contains(cmdline, []byte("provider")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func alive(pid int) bool {
+	// Signal 0 checks existence; a zombie still counts, so look at state.
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	rest := stat[bytes.LastIndexByte(stat, ')')+1:]
+	f := strings.Fields(string(rest))
+	return len(f) > 0 && f[0] != "Z"
+}
+
+func initialize(t testing.TB, s *server) {
+	t.Helper()
+	r := s.call(0, "initialize", map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "lifecycle", "version": "1"},
+	})
+	if r.Error != nil {
+		t.Fatalf("initialize: %s", r.raw)
+	}
+}
+
+func statusCall(t testing.TB, s *server, id int, repo string) map[string]any {
+	t.Helper()
+	r := s.call(id, "tools/call", map[string]any{"name": "repo.status", "arguments": map[string]any{"repoPath": repo}})
+	return toolPayload(t, r)
+}
+
+// Providers start lazily: initialize and tools/list start nothing.
+func TestProvidersStartLazily(t *testing.T) {
+	s := startServer(t, baseEnv(t))
+	initialize(t, s)
+	if r := s.call(1, "tools/list", nil); r.Error != nil {
+		t.Fatal(r.raw)
+	}
+	if pids := providerPids(t, s.cmd.Process.Pid); len(pids) != 0 {
+		t.Fatalf("providers running before any tool call: %v", pids)
+	}
+	repo := fixtureRepo(t)
+	statusCall(t, s, 2, repo)
+	if pids := providerPids(t, s.cmd.Process.Pid); len(pids) != 1 {
+		t.Fatalf("want one git-read provider after a call, got %v", pids)
+	}
+	// Warm: a second call reuses the same process.
+	before := providerPids(t, s.cmd.Process.Pid)
+	statusCall(t, s, 3, repo)
+	if after := providerPids(t, s.cmd.Process.Pid); len(after) != 1 || after[0] != before[0] {
+		t.Fatalf("provider not kept warm: before %v after %v", before, after)
+	}
+}
+
+// A provider killed with SIGKILL mid-session: the next call succeeds on a
+// new process.
+func TestProviderRestartAfterSIGKILL(t *testing.T) {
+	s := startServer(t, baseEnv(t))
+	initialize(t, s)
+	repo := fixtureRepo(t)
+	if p := statusCall(t, s, 1, repo); p["data"] == nil {
+		t.Fatalf("first call: %v", p)
+	}
+	pids := providerPids(t, s.cmd.Process.Pid)
+	if len(pids) != 1 {
+		t.Fatalf("want 1 provider, got %v", pids)
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		p := statusCall(t, s, 10+i, repo)
+		if p["data"] == nil {
+			t.Fatalf("call %d after SIGKILL failed: %v", i, p)
+		}
+	}
+	now := providerPids(t, s.cmd.Process.Pid)
+	if len(now) != 1 || now[0] == pids[0] {
+		t.Fatalf("want one new provider, got %v (old %d)", now, pids[0])
+	}
+}
+
+// The host killed with SIGKILL: no provider survives it.
+func TestNoOrphansWhenHostKilled(t *testing.T) {
+	s := startServer(t, baseEnv(t))
+	initialize(t, s)
+	statusCall(t, s, 1, fixtureRepo(t))
+	pids := providerPids(t, s.cmd.Process.Pid)
+	if len(pids) != 1 {
+		t.Fatalf("want 1 provider, got %v", pids)
+	}
+	if err := s.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-s.done
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pids[0]) {
+		if time.Now().After(deadline) {
+			t.Fatalf("provider %d outlived the SIGKILLed host", pids[0])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Closing stdin ends the host and its providers.
+func TestCleanExitOnEOF(t *testing.T) {
+	s := startServer(t, baseEnv(t))
+	initialize(t, s)
+	statusCall(t, s, 1, fixtureRepo(t))
+	pids := providerPids(t, s.cmd.Process.Pid)
+	s.stop()
+	if code := s.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit code %d after EOF; stderr:\n%s", code, s.stderr.String())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("provider %d still running after host exit", pid)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// An oversize frame is refused without ending the session.
+func TestOversizeFrame(t *testing.T) {
+	s := startServer(t, baseEnv(t))
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 9<<20) + `"}}` + "\n"
+	s.send(big)
+	r := decodeResponse(t, s.next(30*time.Second))
+	if r.Error == nil || string(r.ID) != "null" {
+		t.Fatalf("oversize frame: want an error with id null, got %s", r.raw)
+	}
+	if r2 := s.call(2, "ping", nil); r2.Error != nil || string(r2.Result) != "{}" {
+		t.Fatalf("ping after oversize frame: %s", r2.raw)
+	}
+}
+
+// notifications/cancelled cancels an in-flight call: no reply is sent for
+// it, and the server keeps serving.
+func TestCancelInFlight(t *testing.T) {
+	s := startServer(t, baseEnv(t))
+	initialize(t, s)
+	repo := fixtureRepo(t)
+	// A long diff keeps the provider busy long enough to cancel; even if
+	// it finishes first the contract holds: at most one reply, then more
+	// requests are served.
+	s.sendJSON(map[string]any{"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+		"params": map[string]any{"name": "repo.history", "arguments": map[string]any{"repoPath": repo}}})
+	s.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
+		"params": map[string]any{"requestId": "slow", "reason": "test"}})
+	r := s.call("after", "ping", nil)
+	if r.Error != nil {
+		t.Fatalf("ping after cancel: %s", r.raw)
+	}
+	// Drain: a reply to "slow" may have raced the cancellation, but no
+	// second one and nothing else may follow.
+	deadline := time.After(2 * time.Second)
+	for {
+		select {
+		case l := <-s.lines:
+			var m map[string]json.RawMessage
+			_ = json.Unmarshal([]byte(l), &m)
+			if string(m["id"]) != `"slow"` {
+				t.Fatalf("unexpected line: %s", l)
+			}
+		case <-deadline:
+			return
+		}
+	}
+}

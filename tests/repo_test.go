@@ -1,0 +1,84 @@
+package tests
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gitEnv makes commits deterministic, so hashes in golden files are stable.
+func gitEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Ada Lovelace", "GIT_AUTHOR_EMAIL=ada@example.com",
+		"GIT_COMMITTER_NAME=Ada Lovelace", "GIT_COMMITTER_EMAIL=ada@example.com",
+		"GIT_AUTHOR_DATE=2026-01-02T03:04:05Z", "GIT_COMMITTER_DATE=2026-01-02T03:04:05Z",
+	)
+}
+
+func git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = gitEnv()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func writeFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// canonicalTempDir is t.TempDir with symlinks resolved, as fluxgit reports
+// repository paths canonically.
+func canonicalTempDir(t testing.TB) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// fixtureRepo builds the standard small repository: three commits on main,
+// a tag, a feature branch, then a staged rename, an unstaged edit and an
+// untracked file in the work tree.
+func fixtureRepo(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(canonicalTempDir(t), "repo")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "init", "-q", "-b", "main")
+	writeFile(t, filepath.Join(dir, "README.md"), "# demo\n")
+	writeFile(t, filepath.Join(dir, "src", "app.go"), "package app\n\nfunc Answer() int { return 41 }\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-q", "-m", "feat: initial import")
+	writeFile(t, filepath.Join(dir, "src", "app.go"), "package app\n\nfunc Answer() int { return 42 }\n")
+	git(t, dir, "commit", "-q", "-am", "fix(app): correct the answer")
+	git(t, dir, "tag", "v1.0.0")
+	git(t, dir, "branch", "feature/cart")
+	writeFile(t, filepath.Join(dir, "notes.txt"), "remember the milk\n")
+	git(t, dir, "add", "notes.txt")
+	git(t, dir, "commit", "-q", "-m", "docs: add notes")
+	git(t, dir, "mv", "notes.txt", "NOTES.txt")
+	writeFile(t, filepath.Join(dir, "README.md"), "# demo\n\nMore words.\n")
+	writeFile(t, filepath.Join(dir, "scratch file.txt"), "untracked\n")
+	return dir
+}
