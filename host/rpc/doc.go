@@ -77,7 +77,9 @@
 //	}
 //
 // A substitution lives until the response carrying it is written (through
-// WriteObject or WriteError). ReadObject returns a request only after its
+// WriteObject or WriteError) or the handler calls [Stream.Forget] for a
+// request it will not answer (a cancelled one); at most MaxSubstitutions are
+// in flight, further requests needing one get -32600. ReadObject returns a request only after its
 // substitution is recorded, and requests are read in order, so a cancellation
 // that follows its request on the wire always finds it; register the request
 // in the in-flight table before handing it to a goroutine (i.e. outside

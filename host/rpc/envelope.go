@@ -112,8 +112,12 @@ func (s *Stream) inspect(frame []byte) (*request, *rejection) {
 	if env.id != nil {
 		canon = append(canon, `,"id":`...)
 		if cls.kind == idSubstitute {
-			req.sub = s.ids.substitute(env.id, cls.key)
-			canon = appendPrivateID(canon, req.sub)
+			n, ok := s.ids.substitute(env.id, cls.key)
+			if !ok {
+				return invalid(fmt.Sprintf("too many requests in flight whose ids need translation (limit %d)", MaxSubstitutions))
+			}
+			req.sub = n
+			canon = appendPrivateID(canon, n)
 		} else {
 			canon = append(canon, env.id...)
 		}

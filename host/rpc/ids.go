@@ -15,6 +15,11 @@ import (
 // ids that start with the prefix are themselves substituted, so a private id
 // can never be confused with a client's.
 const (
+	// MaxSubstitutions bounds the substituted ids in flight; a request that
+	// would need one more is answered -32600. It is a backstop against a
+	// handler that neither answers nor Forgets requests.
+	MaxSubstitutions = 4096
+
 	privatePrefix     = "\x00fluxgit-rpc:"
 	privateJSONPrefix = `"\u0000fluxgit-rpc:` // how encoding/json writes privatePrefix
 )
@@ -37,15 +42,19 @@ func (t *idTable) init() {
 	t.byKey = make(map[string]uint64)
 }
 
-// substitute records raw and returns the private number standing for it.
-func (t *idTable) substitute(raw []byte, key string) uint64 {
+// substitute records raw and returns the private number standing for it, or
+// false when MaxSubstitutions are already in flight.
+func (t *idTable) substitute(raw []byte, key string) (uint64, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if len(t.byNum) >= MaxSubstitutions {
+		return 0, false
+	}
 	t.next++
 	n := t.next
 	t.byNum[n] = substitution{raw: bytes.Clone(raw), key: key}
 	t.byKey[key] = n
-	return n
+	return n, true
 }
 
 // release forgets substitution n and returns the original id.
@@ -85,6 +94,16 @@ func (t *idTable) len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.byNum)
+}
+
+// Forget releases the substitution behind id, for a request that will not be
+// answered (MCP asks servers not to answer a cancelled request). Without it a
+// substitution lives until a response carrying id is written. It is a no-op
+// for ids that were not substituted or are no longer in flight.
+func (s *Stream) Forget(id jsonrpc2.ID) {
+	if n, ok := privateNumber(id); ok {
+		s.ids.release(n)
+	}
 }
 
 // OriginalID returns the id the client sent, byte for byte, for the request

@@ -277,4 +277,3 @@ func TestPipeCancellation(t *testing.T) {
 		p.expect(want{ID: id, Code: -32800, Message: "Request cancelled"})
 	}
 }
-

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -612,5 +613,46 @@ func TestScanner(t *testing.T) {
 	}
 	if _, _, ok := findMember(doc, "zz"); ok {
 		t.Error("findMember found a missing key")
+	}
+}
+
+func TestForgetAndSubstitutionLimit(t *testing.T) {
+	var in strings.Builder
+	for i := range MaxSubstitutions + 1 {
+		in.WriteString(req("-"+strconv.Itoa(i+1), "a") + "\n")
+	}
+	in.WriteString(req("", "notifications/cancelled") + "\n")
+	in.WriteString(req("-1", "again") + "\n")
+	var out bytes.Buffer
+	s := NewStream(strings.NewReader(in.String()), &out, WithLogger(nil))
+	read := func() jsonrpc2.Request {
+		t.Helper()
+		var r jsonrpc2.Request
+		if err := s.ReadObject(&r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	var reqs []jsonrpc2.Request
+	for range MaxSubstitutions {
+		reqs = append(reqs, read())
+	}
+	// Request -4097 is refused (the table is full); the notification passes.
+	if r := read(); r.Method != "notifications/cancelled" {
+		t.Fatalf("got %+v", r)
+	}
+	want := `{"jsonrpc":"2.0","id":-4097,"error":{"code":-32600,"message":"Invalid request","data":{"details":"too many requests in flight whose ids need translation (limit 4096)"}}}` + "\n"
+	if out.String() != want {
+		t.Errorf("output %s", out.String())
+	}
+	// Forgetting a cancelled request frees its slot.
+	s.Forget(reqs[0].ID)
+	s.Forget(jsonrpc2.ID{Num: 5}) // not substituted: no-op
+	if s.OriginalID(reqs[0].ID) != nil {
+		t.Error("a forgotten id still resolves")
+	}
+	r := read()
+	if r.Method != "again" || string(s.OriginalID(r.ID)) != "-1" {
+		t.Errorf("after Forget: %+v (original %s)", r, s.OriginalID(r.ID))
 	}
 }

@@ -83,6 +83,7 @@ type Error struct {
 	Err error
 }
 
+// Error renders the user-visible command and the details on one line.
 func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s", strings.Join(e.Command, " "), e.Details)
 }
@@ -302,6 +303,7 @@ type limitBuffer struct {
 	onLimit  func()
 }
 
+// Write never fails: see the type comment.
 func (b *limitBuffer) Write(p []byte) (int, error) {
 	n := len(p)
 	if b.overflow || b.sinkErr != nil || n == 0 {

@@ -151,9 +151,13 @@ var driverScanArgs = []string{"config", "-z", "--name-only", "--get-regexp", `^(
 // repository config, so no fixed -c list can cover them: a `filter.x.clean`
 // runs during a plain `git status` when a file's stat data is stale. One
 // cheap `git config` scan per call finds the defined names and each
-// program-valued key is overridden with an empty value, which git treats
-// as "no program". A filter also gets required=false so that a file
-// marked with it is read as-is instead of failing the command.
+// program-valued key is overridden with an empty value. For filters git
+// treats that as "no filter", and required=false lets a marked file be read
+// as-is. For diff commands, textconv and merge drivers an empty command
+// makes git fail ("cannot run") instead of running anything; diff, log and
+// show never get that far because of subcommandFlags, but a future caller
+// of merge-tree on a repository with a custom merge driver will see a
+// 10010 rather than the driver's result, which is the safe side.
 func (r *Runner) driverOverrides(ctx context.Context, exe, repo, subcommand string) ([][2]string, error) {
 	if noContentSubcommands[subcommand] {
 		return nil, nil

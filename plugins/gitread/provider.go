@@ -85,6 +85,7 @@ type failure struct {
 	details string
 }
 
+// Error renders the command and the details on one line.
 func (f *failure) Error() string { return strings.Join(f.command, " ") + ": " + f.details }
 
 // failData is the 10010 payload.
@@ -296,6 +297,7 @@ type fieldWriter struct {
 // separators cannot grow the buffer without limit.
 const maxField = 1 << 20
 
+// Write splits p into fields; an error from fn stops git.
 func (w *fieldWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {

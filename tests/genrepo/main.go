@@ -58,15 +58,17 @@ func generate(dir string, nFiles, nCommits, nDirty int) error {
 	}
 	pr, pw := io.Pipe()
 	errc := make(chan error, 1)
-	go func() { errc <- run(dir, pr, "fast-import", "--quiet") }()
+	go func() {
+		err := run(dir, pr, "fast-import", "--quiet")
+		// Unblock the writer if fast-import died early.
+		pr.CloseWithError(fmt.Errorf("fast-import ended: %v", err))
+		errc <- err
+	}()
 	w := bufio.NewWriterSize(pw, 1<<20)
 	when := int64(1_700_000_000)
 	for c := 0; c < nCommits; c++ {
 		msg := fmt.Sprintf("feat(pkg%02d): change %d", c%50, c)
 		fmt.Fprintf(w, "commit refs/heads/main\ncommitter Bench <bench@example.com> %d +0000\ndata %d\n%s\n", when+int64(c)*60, len(msg), msg)
-		if c > 0 {
-			fmt.Fprintf(w, "from refs/heads/main^0\n")
-		}
 		if c == 0 {
 			for i := 0; i < nFiles; i++ {
 				body := fmt.Sprintf("file %d\nline two\n", i)
@@ -81,12 +83,13 @@ func generate(dir string, nFiles, nCommits, nDirty int) error {
 		}
 		w.WriteString("\n")
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
+	ferr := w.Flush()
 	pw.Close()
 	if err := <-errc; err != nil {
 		return err
+	}
+	if ferr != nil {
+		return ferr
 	}
 	if err := run(dir, nil, "checkout", "-q", "-f", "main"); err != nil {
 		return err
