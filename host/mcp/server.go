@@ -35,10 +35,14 @@ type Dispatcher interface {
 
 var _ Dispatcher = (*providers.Manager)(nil)
 
-// IDResolver maps the id jsonrpc2 saw back to the exact id the client sent;
-// the stream substitutes ids jsonrpc2 cannot represent.
+// IDResolver relates the ids jsonrpc2 sees to the ids the client sent: the
+// stream substitutes ids jsonrpc2 cannot represent (negative integers, say).
 type IDResolver interface {
-	OriginalID(id jsonrpc2.ID) json.RawMessage
+	// HandlerID maps a client id (params.requestId of a cancellation) to
+	// the id the handler received.
+	HandlerID(clientID json.RawMessage) (jsonrpc2.ID, bool)
+	// Forget releases a substitution for a request that gets no reply.
+	Forget(id jsonrpc2.ID)
 }
 
 // Options configures a Server.
@@ -61,7 +65,7 @@ type Server struct {
 	mu      sync.Mutex
 	session generation // legacy state set by initialize
 	inits   bool
-	flight  map[string]context.CancelFunc
+	flight  map[jsonrpc2.ID]context.CancelFunc
 
 	lists sync.Map // toolsListKey -> json.RawMessage
 }
@@ -72,7 +76,7 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Server{opts: opts, log: log, flight: map[string]context.CancelFunc{},
+	return &Server{opts: opts, log: log, flight: map[jsonrpc2.ID]context.CancelFunc{},
 		session: generation{version: V20251125}}
 }
 
@@ -104,44 +108,36 @@ func (h handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		h.s.notification(req)
 		return
 	}
+	// Register before starting the goroutine, so a cancellation read right
+	// behind its request always finds it.
+	rctx, cancel := context.WithCancel(ctx)
+	h.s.mu.Lock()
+	h.s.flight[req.ID] = cancel
+	h.s.mu.Unlock()
 	if req.Method == "initialize" {
-		h.s.respond(ctx, conn, req)
+		h.s.respond(ctx, rctx, conn, req)
 		return
 	}
-	go h.s.respond(ctx, conn, req)
+	go h.s.respond(ctx, rctx, conn, req)
 }
 
-func (s *Server) idKey(id jsonrpc2.ID) string {
-	var raw json.RawMessage
-	if s.opts.IDs != nil {
-		raw = s.opts.IDs.OriginalID(id)
-	}
-	if raw == nil {
-		raw, _ = json.Marshal(id)
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return string(raw)
-	}
-	return b.String()
-}
-
-func (s *Server) respond(parent context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	ctx, cancel := context.WithCancel(parent)
-	key := s.idKey(req.ID)
-	s.mu.Lock()
-	s.flight[key] = cancel
-	s.mu.Unlock()
+func (s *Server) respond(parent, ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	defer func() {
 		s.mu.Lock()
-		delete(s.flight, key)
+		cancel := s.flight[req.ID]
+		delete(s.flight, req.ID)
 		s.mu.Unlock()
-		cancel()
+		if cancel != nil {
+			cancel()
+		}
 	}()
 
 	res, err := s.dispatch(ctx, req)
 	if ctx.Err() != nil && parent.Err() == nil {
 		// Cancelled by the client: MCP asks receivers not to answer.
+		if s.opts.IDs != nil {
+			s.opts.IDs.Forget(req.ID)
+		}
 		return
 	}
 	if err != nil {
@@ -168,12 +164,12 @@ func (s *Server) notification(req *jsonrpc2.Request) {
 		if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil || len(p.RequestID) == 0 {
 			return
 		}
-		var b bytes.Buffer
-		if json.Compact(&b, p.RequestID) != nil {
+		id, ok := s.handlerID(p.RequestID)
+		if !ok {
 			return
 		}
 		s.mu.Lock()
-		cancel := s.flight[b.String()]
+		cancel := s.flight[id]
 		s.mu.Unlock()
 		if cancel != nil {
 			cancel()
@@ -182,6 +178,15 @@ func (s *Server) notification(req *jsonrpc2.Request) {
 		// notifications/initialized and anything else: a notification is
 		// never executed, so a tools/call without an id does nothing.
 	}
+}
+
+// handlerID maps a client's request id to the id jsonrpc2 handed us.
+func (s *Server) handlerID(raw json.RawMessage) (jsonrpc2.ID, bool) {
+	if s.opts.IDs != nil {
+		return s.opts.IDs.HandlerID(raw)
+	}
+	var id jsonrpc2.ID
+	return id, json.Unmarshal(raw, &id) == nil
 }
 
 func (s *Server) cancelAll() {
