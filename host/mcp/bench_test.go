@@ -37,7 +37,7 @@ func BenchmarkToolsCallHostOnly(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := s.toolsCall(ctx, g, p); err != nil {
+		if _, _, err := s.toolsCall(ctx, g, p); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -55,6 +55,8 @@ type Options struct {
 	Log       hclog.Logger
 	// IDs resolves original request ids (optional).
 	IDs IDResolver
+	// Recorder receives every tools/call (optional): the audit ledger.
+	Recorder Recorder
 }
 
 // Server serves one stdio connection.
@@ -230,7 +232,7 @@ func (s *Server) dispatch(ctx context.Context, req *jsonrpc2.Request) (json.RawM
 		res, err = s.toolsList(gen, params)
 		cacheable = true
 	case "tools/call":
-		res, err = s.toolsCall(ctx, gen, params)
+		res, err = s.recordCall(ctx, gen, params)
 	case "resources/list":
 		res, err = s.resourcesList(params, false)
 		cacheable = true

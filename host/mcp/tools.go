@@ -101,14 +101,15 @@ func (s *Server) unknownTool(name string) *rpcError {
 	}, "Unknown tool '%s'", name)
 }
 
-func (s *Server) toolsCall(ctx context.Context, g generation, p params) (json.RawMessage, error) {
+// toolsCall runs one tools/call; isErr reports a tool result with isError.
+func (s *Server) toolsCall(ctx context.Context, g generation, p params) (res json.RawMessage, isErr bool, err error) {
 	var name string
 	if raw, ok := p["name"]; !ok || json.Unmarshal(raw, &name) != nil || name == "" {
-		return nil, invalidParams("missing tool name: params.name must be a non-empty string")
+		return nil, false, invalidParams("missing tool name: params.name must be a non-empty string")
 	}
 	tool, ok := s.opts.Catalog.Tool(name)
 	if !ok {
-		return nil, s.unknownTool(name)
+		return nil, false, s.unknownTool(name)
 	}
 	args := map[string]any{}
 	if raw, ok := p["arguments"]; ok && string(raw) != "null" {
@@ -116,46 +117,47 @@ func (s *Server) toolsCall(ctx context.Context, g generation, p params) (json.Ra
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return nil, invalidParams("arguments must be a JSON object")
+			return nil, false, invalidParams("arguments must be a JSON object")
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, invalidParams("arguments must be a JSON object")
+			return nil, false, invalidParams("arguments must be a JSON object")
 		}
 		args = m
 	}
 	if err := tool.ValidateArguments(args); err != nil {
-		return nil, invalidParams(validationDetails(err))
+		return nil, false, invalidParams(validationDetails(err))
 	}
 	repoPath, err := s.opts.Roots.CanonicalizeArguments(args)
 	if err != nil {
 		var re *repopath.Error
 		if errors.As(err, &re) {
-			return nil, &rpcError{Code: re.Code, Message: re.Message, Data: re.Data}
+			return nil, false, &rpcError{Code: re.Code, Message: re.Message, Data: re.Data}
 		}
-		return nil, err
+		return nil, false, err
 	}
 	argBytes, err := json.Marshal(args)
 	if err != nil {
-		return nil, fmt.Errorf("encode arguments: %w", err)
+		return nil, false, fmt.Errorf("encode arguments: %w", err)
 	}
 	call := &sdk.Call{Tool: name, Arguments: argBytes, Meta: sdk.Meta{
 		ClientName: g.client.Name, ClientVersion: g.client.Version, AllowedRoots: s.opts.Roots.Roots,
 	}}
-	res, err := s.opts.Providers.CallTool(ctx, tool.Provider, call, tool.ReadOnly)
+	pres, err := s.opts.Providers.CallTool(ctx, tool.Provider, call, tool.ReadOnly)
 	if err != nil {
 		var ae *sdk.ArgumentError
 		if errors.As(err, &ae) {
-			return nil, invalidParams(ae.Details)
+			return nil, false, invalidParams(ae.Details)
 		}
 		if ctx.Err() != nil {
-			return nil, errorf(codeRequestCancelled, nil, "Request cancelled")
+			return nil, false, errorf(codeRequestCancelled, nil, "Request cancelled")
 		}
 		s.log.Error("provider call failed", "provider", tool.Provider, "tool", name, "err", err)
-		return nil, errorf(codeInternal, map[string]any{"provider": tool.Provider, "details": err.Error(), "retryable": true},
+		return nil, false, errorf(codeInternal, map[string]any{"provider": tool.Provider, "details": err.Error(), "retryable": true},
 			"Provider %s failed", tool.Provider)
 	}
-	return s.toolResult(tool, g, repoPath, res)
+	res, err = s.toolResult(tool, g, repoPath, pres)
+	return res, pres.Error != nil, err
 }
 
 func validationDetails(err error) string {
