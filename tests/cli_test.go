@@ -63,6 +63,16 @@ func TestSpecLintCLI(t *testing.T) {
 	}
 }
 
+// A third-party spec lints clean when its provider is configured.
+func TestSpecLintThirdParty(t *testing.T) {
+	if out, errOut, code := runCLI(t, echoEnv(t), "spec", "lint", "testdata/echo-spec"); code != 0 {
+		t.Fatalf("echo spec: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, _, code := runCLI(t, baseEnv(t), "spec", "lint", "testdata/echo-spec"); code != 1 {
+		t.Fatalf("echo spec without its provider configured: exit %d, want 1", code)
+	}
+}
+
 func TestProvidersCLI(t *testing.T) {
 	out, errOut, code := runCLI(t, echoEnv(t), "providers")
 	if code != 0 {
@@ -97,6 +107,20 @@ func TestBadConfigFailsClosed(t *testing.T) {
 	_, errOut, code := runCLI(t, append(baseEnv(t), "FLUXGIT_CONFIG="+cfg))
 	if code != 1 || !strings.Contains(errOut, "shadows a built-in") {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// A third-party spec may not take over another provider's tools.
+	hijack := t.TempDir()
+	b, err := os.ReadFile("../spec/tools/repo.status.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(hijack, "tools", "repo.status.yaml"), string(b))
+	if _, err := exec.Command("cp", "-r", "../spec/fragments", hijack).CombinedOutput(); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cfg, "providers:\n  - name: evil\n    command: /bin/true\n    spec: "+hijack+"\n")
+	if _, errOut, code := runCLI(t, append(baseEnv(t), "FLUXGIT_CONFIG="+cfg)); code != 1 || !strings.Contains(errOut, `names provider "git-read"`) {
+		t.Fatalf("hijack: exit %d: %s", code, errOut)
 	}
 	writeFile(t, cfg, "providers:\n  - name: x\n    comand: typo\n")
 	if _, errOut, code := runCLI(t, append(baseEnv(t), "FLUXGIT_CONFIG="+cfg)); code != 1 || !strings.Contains(errOut, "comand") {

@@ -17,6 +17,10 @@ func (d fixedDispatcher) CallTool(context.Context, string, *sdk.Call, bool) (*sd
 	return d.res, nil
 }
 
+func (d fixedDispatcher) WatchResources(context.Context, string, func(sdk.ResourceChange)) error {
+	return sdk.ErrNotImplemented
+}
+
 func (d fixedDispatcher) ReadResource(context.Context, string, string, sdk.Meta) (*sdk.Resource, error) {
 	return nil, sdk.ErrResourceNotFound
 }

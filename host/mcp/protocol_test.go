@@ -96,3 +96,23 @@ func TestGenerationClassification(t *testing.T) {
 		})
 	}
 }
+
+func TestTemplateMatches(t *testing.T) {
+	for _, tc := range []struct {
+		tmpl, uri string
+		want      bool
+	}{
+		{"shift://status{?workspace}", "shift://status", true},
+		{"shift://status{?workspace}", "shift://status?workspace=a%20b", true},
+		{"shift://status{?workspace}", "shift://statusX", false},
+		{"shift://status{?workspace}", "other://status", false},
+		{"file:///{path}", "file:///etc/x", true},
+		{"file:///{path}", "file:///", false},
+		{"repo://x{/id}", "repo://x/1", true},
+		{"fixed://a", "fixed://a", true},
+	} {
+		if got := templateMatches(tc.tmpl, tc.uri); got != tc.want {
+			t.Errorf("templateMatches(%q, %q) = %v", tc.tmpl, tc.uri, got)
+		}
+	}
+}

@@ -31,6 +31,7 @@ const Instructions = "fluxgit serves Git repositories to coding agents. Start wi
 type Dispatcher interface {
 	CallTool(ctx context.Context, provider string, call *sdk.Call, retry bool) (*sdk.Result, error)
 	ReadResource(ctx context.Context, provider, uri string, meta sdk.Meta) (*sdk.Resource, error)
+	WatchResources(ctx context.Context, provider string, fn func(sdk.ResourceChange)) error
 }
 
 var _ Dispatcher = (*providers.Manager)(nil)
@@ -43,6 +44,8 @@ type IDResolver interface {
 	HandlerID(clientID json.RawMessage) (jsonrpc2.ID, bool)
 	// Forget releases a substitution for a request that gets no reply.
 	Forget(id jsonrpc2.ID)
+	// OriginalID is the exact id the client sent for a request.
+	OriginalID(id jsonrpc2.ID) json.RawMessage
 }
 
 // Options configures a Server.
@@ -69,7 +72,12 @@ type Server struct {
 	inits   bool
 	flight  map[jsonrpc2.ID]context.CancelFunc
 
-	lists sync.Map // toolsListKey -> json.RawMessage
+	lists sync.Map // listVariant -> json.RawMessage
+
+	// Set by Serve: the connection notifications go to, and its lifetime.
+	conn     *jsonrpc2.Conn
+	serveCtx context.Context
+	subs     *subscriptions
 }
 
 // New builds a Server.
@@ -79,14 +87,18 @@ func New(opts Options) *Server {
 		log = hclog.NewNullLogger()
 	}
 	return &Server{opts: opts, log: log, flight: map[jsonrpc2.ID]context.CancelFunc{},
-		session: generation{version: V20251125}}
+		session: generation{version: V20251125}, subs: newSubscriptions(), serveCtx: context.Background()}
 }
 
 // Serve runs the connection until the client closes it.
 func (s *Server) Serve(ctx context.Context, stream jsonrpc2.ObjectStream) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	s.serveCtx = ctx
 	conn := jsonrpc2.NewConn(ctx, stream, handler{s}, jsonrpc2.SetLogger(discardLogger{}))
+	s.subs.mu.Lock()
+	s.conn = conn
+	s.subs.mu.Unlock()
 	select {
 	case <-conn.DisconnectNotify():
 	case <-ctx.Done():
@@ -242,6 +254,10 @@ func (s *Server) dispatch(ctx context.Context, req *jsonrpc2.Request) (json.RawM
 	case "resources/read":
 		res, err = s.resourcesRead(ctx, gen, params)
 		cacheable = true
+	case "resources/subscribe", "resources/unsubscribe":
+		res, err = s.resourcesSubscribe(ctx, params, req.Method == "resources/subscribe")
+	case "subscriptions/listen":
+		res, err = s.subscriptionsListen(ctx, req.ID, params)
 	default:
 		return nil, methodNotFound(req.Method)
 	}
@@ -343,7 +359,7 @@ func (s *Server) serverInfo(g generation) map[string]any {
 func (s *Server) capabilities() map[string]any {
 	caps := map[string]any{"tools": map[string]any{"listChanged": false}}
 	if len(s.opts.Catalog.Resources)+len(s.opts.Catalog.Templates) > 0 {
-		caps["resources"] = map[string]any{"listChanged": false}
+		caps["resources"] = map[string]any{"listChanged": false, "subscribe": true}
 	}
 	return caps
 }

@@ -254,12 +254,35 @@ func (s *Server) resourceOwner(uri string) (string, bool) {
 		}
 	}
 	for _, r := range s.opts.Catalog.Templates {
-		prefix, _, _ := strings.Cut(r.URITemplate, "{")
-		if prefix != "" && strings.HasPrefix(uri, prefix) {
+		if templateMatches(r.URITemplate, uri) {
 			return r.Provider, true
 		}
 	}
 	return "", false
+}
+
+// templateMatches reports whether uri can be an expansion of an RFC 6570
+// template, judged by the literal prefix and the first expression's
+// operator: "shift://status{?workspace}" matches "shift://status" and
+// "shift://status?workspace=a" but not "shift://statusX".
+func templateMatches(tmpl, uri string) bool {
+	prefix, expr, ok := strings.Cut(tmpl, "{")
+	if !ok {
+		return tmpl == uri
+	}
+	if prefix == "" || !strings.HasPrefix(uri, prefix) {
+		return false
+	}
+	rest := uri[len(prefix):]
+	switch {
+	case strings.HasPrefix(expr, "?"):
+		return rest == "" || rest[0] == '?'
+	case strings.HasPrefix(expr, "/"):
+		return rest == "" || rest[0] == '/'
+	case strings.HasPrefix(expr, "#"):
+		return rest == "" || rest[0] == '#'
+	}
+	return rest != ""
 }
 
 func (s *Server) resourcesRead(ctx context.Context, g generation, p params) (json.RawMessage, error) {

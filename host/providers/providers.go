@@ -258,3 +258,19 @@ func (m *Manager) Shutdown() {
 	}
 	wg.Wait()
 }
+
+// WatchResources streams a provider's resource changes into fn until ctx
+// ends or the stream breaks (the provider died, say); callers loop to
+// re-establish it. It returns sdk.ErrNotImplemented for providers without
+// change events.
+func (m *Manager) WatchResources(ctx context.Context, name string, fn func(sdk.ResourceChange)) error {
+	p, err := m.client(name)
+	if err != nil {
+		return err
+	}
+	err = p.rpc.WatchResources(ctx, fn)
+	if err != nil && ctx.Err() == nil && transient(err) {
+		m.dropIfDead(name, p)
+	}
+	return err
+}

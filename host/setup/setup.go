@@ -145,6 +145,11 @@ func Build(cfg *Config, self string, log hclog.Logger) (*Host, error) {
 				return nil, fmt.Errorf("spec of provider %s: tool %s names provider %q", l.Owner, t.Name, t.Provider)
 			}
 		}
+		for _, r := range append(append([]*catalog.Resource{}, own.Resources...), own.Templates...) {
+			if r.Provider != l.Owner {
+				return nil, fmt.Errorf("spec of provider %s: resource %s names provider %q", l.Owner, r.Name, r.Provider)
+			}
+		}
 	}
 	cat, err := catalog.Load(fss...)
 	if err != nil {

@@ -110,7 +110,11 @@ type Resource struct {
 // ResourceChange tells the host that a resource's content changed, so it
 // can notify subscribers of both MCP generations.
 type ResourceChange struct {
-	URI string `json:"uri"`
+	URI string `json:"uri,omitempty"`
+	// Ready marks the first event of a watch: the provider has registered
+	// the watcher, so every later change will be delivered. It carries no
+	// URI. Broadcaster sends it; hand-written watchers should too.
+	Ready bool `json:"ready,omitempty"`
 }
 
 // ErrResourceNotFound is returned by ReadResource for an unknown URI.

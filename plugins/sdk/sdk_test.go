@@ -90,30 +90,36 @@ func TestResourcesDefaults(t *testing.T) {
 	}
 }
 
-type watcher struct{ Unimplemented }
+type watcher struct {
+	Unimplemented
+	*Broadcaster
+}
 
 func (watcher) CallTool(context.Context, *Call) (*Result, error) { return nil, errors.New("none") }
 
-func (watcher) WatchResources(ctx context.Context, ch chan<- ResourceChange) error {
-	for _, u := range []string{"shift://status", "shift://status?workspace=a"} {
-		ch <- ResourceChange{URI: u}
-	}
-	<-ctx.Done()
-	return ctx.Err()
+func (w watcher) WatchResources(ctx context.Context, ch chan<- ResourceChange) error {
+	return w.Broadcaster.WatchResources(ctx, ch)
 }
 
 func TestWatchResourcesStreams(t *testing.T) {
-	c := connect(t, watcher{})
+	b := &Broadcaster{}
+	c := connect(t, watcher{Broadcaster: b})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var got []string
 	err := c.WatchResources(ctx, func(ev ResourceChange) {
+		if ev.Ready {
+			// Registered: from now on nothing may be missed.
+			b.Publish(ResourceChange{URI: "shift://status"})
+			b.Publish(ResourceChange{URI: "shift://status?workspace=a"})
+			return
+		}
 		got = append(got, ev.URI)
 		if len(got) == 2 {
 			cancel()
 		}
 	})
-	if len(got) != 2 || got[1] != "shift://status?workspace=a" {
+	if len(got) != 2 || got[0] != "shift://status" || got[1] != "shift://status?workspace=a" {
 		t.Fatalf("events %v (err %v)", got, err)
 	}
 }

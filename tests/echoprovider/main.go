@@ -8,15 +8,37 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
+	"sync"
 	"strings"
 	"time"
 
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-type echo struct{ sdk.Unimplemented }
+// echo also owns one resource, echo://counter, so the tests can exercise
+// resource reads and subscriptions end to end.
+type echo struct {
+	sdk.Unimplemented
+	*sdk.Broadcaster
+	mu      sync.Mutex
+	counter int
+}
 
-func (echo) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
+func (e *echo) WatchResources(ctx context.Context, ch chan<- sdk.ResourceChange) error {
+	return e.Broadcaster.WatchResources(ctx, ch)
+}
+
+func (e *echo) ReadResource(_ context.Context, uri string, _ sdk.Meta) (*sdk.Resource, error) {
+	if uri != "echo://counter" {
+		return nil, sdk.ErrResourceNotFound
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return &sdk.Resource{URI: uri, MimeType: "text/plain", Text: strconv.Itoa(e.counter)}, nil
+}
+
+func (e *echo) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
 	switch c.Tool {
 	case "echo.say":
 		var in struct {
@@ -52,10 +74,27 @@ func (echo) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
 			_ = os.WriteFile(in.Marker, []byte("finished"), 0o644)
 			return sdk.OK("echo", map[string]any{"slept": in.Ms})
 		}
+	case "echo.bump":
+		// Adds by to the counter; a zero bump changes nothing and so
+		// notifies nobody.
+		var in struct {
+			By int `json:"by"`
+		}
+		if err := json.Unmarshal(c.Arguments, &in); err != nil {
+			return nil, fmt.Errorf("decode arguments: %w", err)
+		}
+		e.mu.Lock()
+		e.counter += in.By
+		n := e.counter
+		e.mu.Unlock()
+		if in.By != 0 {
+			e.Publish(sdk.ResourceChange{URI: "echo://counter"})
+		}
+		return sdk.OK("echo", map[string]any{"counter": n})
 	case "echo.noop":
 		return &sdk.Result{Source: "echo", Data: json.RawMessage(`{}`)}, nil
 	}
 	return nil, fmt.Errorf("unknown tool %s", c.Tool)
 }
 
-func main() { sdk.Serve(echo{}) }
+func main() { sdk.Serve(&echo{Broadcaster: &sdk.Broadcaster{}}) }

@@ -1,0 +1,245 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+// Resource subscriptions of both generations share one mechanism: a watch
+// stream per resource-owning provider, opened on the first subscription
+// and kept (re-opened if the provider restarts) for the process lifetime.
+// Each change is matched against the legacy subscription set and every
+// open modern listen stream.
+
+// subscriptions is the per-connection subscription state.
+type subscriptions struct {
+	mu      sync.Mutex
+	legacy  map[string]bool        // normalized URI
+	listens map[jsonrpc2.ID]*listen // open subscriptions/listen requests
+	watches map[string]*watch       // provider name
+}
+
+type listen struct {
+	subID json.RawMessage // the listen request's id, as the client sent it
+	uris  map[string]bool
+}
+
+type watch struct {
+	ready chan struct{} // closed when the provider confirmed registration
+	once  sync.Once
+}
+
+func newSubscriptions() *subscriptions {
+	return &subscriptions{legacy: map[string]bool{}, listens: map[jsonrpc2.ID]*listen{}, watches: map[string]*watch{}}
+}
+
+// normalizeURI makes equivalent query spellings compare equal
+// ("a%20b" and "a+b", parameter order), so a subscription matches the
+// change a provider reports however either side escaped it.
+func normalizeURI(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.RawQuery == "" {
+		return uri
+	}
+	u.RawQuery = u.Query().Encode()
+	return u.String()
+}
+
+// watchReadyTimeout bounds how long a subscribe waits for a provider that
+// never confirms its watch (a hand-written provider without Ready).
+const watchReadyTimeout = 3 * time.Second
+
+// ensureWatch starts the provider's change stream if needed and waits
+// until the provider has registered it, so a change committed after the
+// subscription is acknowledged cannot be missed.
+func (s *Server) ensureWatch(ctx context.Context, provider string) {
+	subs := s.subs
+	subs.mu.Lock()
+	w, ok := subs.watches[provider]
+	if !ok {
+		w = &watch{ready: make(chan struct{})}
+		subs.watches[provider] = w
+		go s.runWatch(provider, w)
+	}
+	subs.mu.Unlock()
+	select {
+	case <-w.ready:
+	case <-ctx.Done():
+	case <-time.After(watchReadyTimeout):
+		s.log.Warn("provider did not confirm its resource watch", "provider", provider)
+	}
+}
+
+func (s *Server) runWatch(provider string, w *watch) {
+	backoff := 100 * time.Millisecond
+	for s.serveCtx.Err() == nil {
+		err := s.opts.Providers.WatchResources(s.serveCtx, provider, func(ev sdk.ResourceChange) {
+			if ev.Ready {
+				w.once.Do(func() { close(w.ready) })
+				backoff = 100 * time.Millisecond
+				return
+			}
+			if ev.URI != "" {
+				s.resourceChanged(ev.URI)
+			}
+		})
+		if errors.Is(err, sdk.ErrNotImplemented) {
+			s.log.Warn("provider has resources but no change events", "provider", provider)
+			w.once.Do(func() { close(w.ready) })
+			return
+		}
+		if s.serveCtx.Err() != nil {
+			return
+		}
+		s.log.Debug("resource watch ended; reopening", "provider", provider, "err", err)
+		select {
+		case <-time.After(backoff):
+		case <-s.serveCtx.Done():
+			return
+		}
+		if backoff < 2*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+// resourceChanged notifies every subscriber of uri, once per subscription.
+func (s *Server) resourceChanged(uri string) {
+	key := normalizeURI(uri)
+	s.subs.mu.Lock()
+	legacy := s.subs.legacy[key]
+	var tagged []json.RawMessage
+	for _, l := range s.subs.listens {
+		if l.uris[key] {
+			tagged = append(tagged, l.subID)
+		}
+	}
+	conn := s.conn
+	s.subs.mu.Unlock()
+	if conn == nil {
+		return
+	}
+	ctx := s.serveCtx
+	if legacy {
+		_ = conn.Notify(ctx, "notifications/resources/updated", map[string]any{"uri": uri})
+	}
+	for _, id := range tagged {
+		_ = conn.Notify(ctx, "notifications/resources/updated", map[string]any{
+			"uri": uri, "_meta": map[string]any{metaSubscriptionID: id},
+		})
+	}
+}
+
+const metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+
+func (s *Server) subscribeURI(p params) (string, string, error) {
+	var uri string
+	if raw, ok := p["uri"]; !ok || json.Unmarshal(raw, &uri) != nil || uri == "" {
+		return "", "", invalidParams("params.uri must be a non-empty string")
+	}
+	owner, ok := s.resourceOwner(uri)
+	if !ok {
+		return "", "", errorf(codeResourceNotFound, map[string]any{"uri": uri}, "Resource not found")
+	}
+	return uri, owner, nil
+}
+
+func (s *Server) resourcesSubscribe(ctx context.Context, p params, on bool) (json.RawMessage, error) {
+	uri, owner, err := s.subscribeURI(p)
+	if err != nil {
+		return nil, err
+	}
+	key := normalizeURI(uri)
+	if !on {
+		s.subs.mu.Lock()
+		delete(s.subs.legacy, key)
+		s.subs.mu.Unlock()
+		return json.RawMessage(`{}`), nil
+	}
+	s.ensureWatch(ctx, owner)
+	s.subs.mu.Lock()
+	s.subs.legacy[key] = true
+	s.subs.mu.Unlock()
+	return json.RawMessage(`{}`), nil
+}
+
+// subscriptionsListen serves a modern listen stream: acknowledge the
+// honoured subscriptions first, then deliver tagged notifications until the
+// client cancels the request.
+func (s *Server) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, p params) (json.RawMessage, error) {
+	var req struct {
+		Notifications *struct {
+			ResourceSubscriptions []string `json:"resourceSubscriptions"`
+		} `json:"notifications"`
+	}
+	raw, _ := json.Marshal(p)
+	if err := json.Unmarshal(raw, &req); err != nil || req.Notifications == nil {
+		return nil, invalidParams("params.notifications must be an object")
+	}
+	subID := s.originalID(id)
+	l := &listen{subID: subID, uris: map[string]bool{}}
+	var honoured []string
+	owners := map[string]bool{}
+	for _, uri := range req.Notifications.ResourceSubscriptions {
+		owner, ok := s.resourceOwner(uri)
+		if !ok {
+			continue // only what the server honours is acknowledged
+		}
+		owners[owner] = true
+		if !l.uris[normalizeURI(uri)] {
+			l.uris[normalizeURI(uri)] = true
+			honoured = append(honoured, uri)
+		}
+	}
+	names := make([]string, 0, len(owners))
+	for o := range owners {
+		names = append(names, o)
+	}
+	sort.Strings(names)
+	for _, o := range names {
+		s.ensureWatch(ctx, o)
+	}
+	if honoured == nil {
+		honoured = []string{}
+	}
+	// Register before acknowledging, and acknowledge before anything else
+	// for this subscription can be sent.
+	s.subs.mu.Lock()
+	s.subs.listens[id] = l
+	conn := s.conn
+	s.subs.mu.Unlock()
+	defer func() {
+		s.subs.mu.Lock()
+		delete(s.subs.listens, id)
+		s.subs.mu.Unlock()
+	}()
+	if conn != nil {
+		_ = conn.Notify(ctx, "notifications/subscriptions/acknowledged", map[string]any{
+			"_meta":         map[string]any{metaSubscriptionID: subID},
+			"notifications": map[string]any{"resourceSubscriptions": honoured},
+		})
+	}
+	<-ctx.Done()
+	// Ended by notifications/cancelled (no reply is sent for a cancelled
+	// request) or by the connection closing.
+	return nil, ctx.Err()
+}
+
+func (s *Server) originalID(id jsonrpc2.ID) json.RawMessage {
+	if s.opts.IDs != nil {
+		if raw := s.opts.IDs.OriginalID(id); raw != nil {
+			return raw
+		}
+	}
+	raw, _ := json.Marshal(id)
+	return raw
+}
