@@ -23,7 +23,7 @@ import (
 // subscriptions is the per-connection subscription state.
 type subscriptions struct {
 	mu      sync.Mutex
-	legacy  map[string]bool        // normalized URI
+	legacy  map[string]bool         // normalized URI
 	listens map[jsonrpc2.ID]*listen // open subscriptions/listen requests
 	watches map[string]*watch       // provider name
 }

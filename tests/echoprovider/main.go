@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fluxgit/fluxgit/plugins/sdk"
