@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +51,48 @@ func New() *Provider { return &Provider{runner: gitexec.Default} }
 
 var _ sdk.Provider = (*Provider)(nil)
 
+// toolFunc serves one tool. Most tools return their data (or an error
+// that finish maps to a tool error); tools whose results are not plain
+// local-git data (gateway-gated, say) build the *sdk.Result themselves.
+type toolFunc func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error)
+
+// tools is the dispatch table; each tool's file registers itself in init,
+// so adding a tool touches no shared code.
+var tools = map[string]toolFunc{}
+
+// register adds a data-returning tool.
+func register(name string, fn func(p *Provider, ctx context.Context, call *sdk.Call) (any, error)) {
+	registerResult(name, func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
+		return finish(fn(p, ctx, call))
+	})
+}
+
+// registerResult adds a tool that builds its own result.
+func registerResult(name string, fn toolFunc) {
+	if _, dup := tools[name]; dup {
+		panic("gitread: tool registered twice: " + name)
+	}
+	tools[name] = fn
+}
+
+// Tools lists the registered tool names (for tests and `fluxgit providers`).
+func Tools() []string {
+	names := make([]string, 0, len(tools))
+	for n := range tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func init() {
+	register("repo.status", (*Provider).repoStatus)
+	register("repo.refs", (*Provider).repoRefs)
+	register("repo.history", (*Provider).repoHistory)
+	register("commit.details", (*Provider).commitDetails)
+	register("diff.text", (*Provider).diffText)
+}
+
 // CallTool dispatches one tool call. Git failures and refusals come back as
 // 10010 tool errors; arguments that passed the schema but are still unsafe
 // come back as *sdk.ArgumentError; anything else is an internal error.
@@ -57,25 +100,11 @@ func (p *Provider) CallTool(ctx context.Context, call *sdk.Call) (*sdk.Result, e
 	if call == nil {
 		return nil, errors.New("gitread: nil call")
 	}
-	var (
-		data any
-		err  error
-	)
-	switch call.Tool {
-	case "repo.status":
-		data, err = p.repoStatus(ctx, call)
-	case "repo.refs":
-		data, err = p.repoRefs(ctx, call)
-	case "repo.history":
-		data, err = p.repoHistory(ctx, call)
-	case "commit.details":
-		data, err = p.commitDetails(ctx, call)
-	case "diff.text":
-		data, err = p.diffText(ctx, call)
-	default:
+	fn, ok := tools[call.Tool]
+	if !ok {
 		return nil, invalid("unknown tool: " + call.Tool)
 	}
-	return finish(data, err)
+	return fn(p, ctx, call)
 }
 
 // failure is a refusal or an unusable git answer, reported like a failed
