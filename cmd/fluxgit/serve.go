@@ -48,7 +48,12 @@ func serve(ctx context.Context, g *globalOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	stream := rpc.NewStream(os.Stdin, os.Stdout)
+	rpcLog := log.Named("rpc")
+	stream := rpc.NewStream(os.Stdin, os.Stdout, rpc.WithLogFunc(func(format string, args ...any) {
+		// Rejected frames are the client's problem, reported to it in the
+		// reply; keep them out of the log unless asked for.
+		rpcLog.Debug(fmt.Sprintf(format, args...))
+	}))
 	srv := mcp.New(mcp.Options{
 		Catalog:   h.Catalog,
 		Providers: h.Providers,
