@@ -1,0 +1,287 @@
+package gitread
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+// fleet.digest reads reflog files directly (no git log): the last MiB of
+// each branch reflog and of HEAD's, newest first, stopping at sinceMs.
+// When no repoPaths are given, repositories come from the FluxGit registry
+// <runDir>/repos/*.path, where runDir is FLUXGIT_RUN_DIR (read at call
+// time) or the per-OS default.
+
+func init() { register("fleet.digest", (*Provider).fleetDigest) }
+
+const (
+	digestMaxRepos       = 500
+	digestEventsPerRepo  = 200
+	digestMaxReflogFiles = 2000
+	digestMaxDepth       = 16
+)
+
+type digestArgs struct {
+	SinceMs   *json.Number `json:"sinceMs"`
+	RepoPaths []string     `json:"repoPaths"`
+	MaxEvents *json.Number `json:"maxEvents"`
+}
+
+// DigestEvent is one reflog entry of fleet.digest.
+type DigestEvent struct {
+	RepoPath string  `json:"repoPath"`
+	AtMs     int64   `json:"atMs"`
+	RefName  string  `json:"refName"`
+	Kind     string  `json:"kind"`
+	OldOID   *string `json:"oldOid"`
+	NewOID   *string `json:"newOid"`
+	Message  string  `json:"message"`
+	Identity string  `json:"identity"`
+	Rewrote  bool    `json:"rewrote"`
+	Source   string  `json:"source"`
+}
+
+// DigestRepo is the per-repository report of fleet.digest.
+type DigestRepo struct {
+	RepoPath   string  `json:"repoPath"`
+	Error      *string `json:"error"`
+	Truncated  bool    `json:"truncated"`
+	EventCount int     `json:"eventCount"`
+}
+
+// DigestData is the fleet.digest payload.
+type DigestData struct {
+	SinceMs                     int64         `json:"sinceMs"`
+	Events                      []DigestEvent `json:"events"`
+	EventCount                  int           `json:"eventCount"`
+	Repos                       []DigestRepo  `json:"repos"`
+	RepoSource                  string        `json:"repoSource"`
+	RequestedRepoCount          int           `json:"requestedRepoCount"`
+	ExcludedOutsideAllowedRoots int           `json:"excludedOutsideAllowedRoots"`
+	Truncated                   bool          `json:"truncated"`
+	ElapsedMs                   int64         `json:"elapsedMs"`
+	Attribution                 string        `json:"attribution"`
+	Guidance                    string        `json:"guidance"`
+}
+
+func (p *Provider) fleetDigest(ctx context.Context, call *sdk.Call) (any, error) {
+	start := time.Now()
+	var a digestArgs
+	if err := decode(call, &a); err != nil {
+		return nil, err
+	}
+	if a.SinceMs == nil {
+		return nil, invalid("arguments.sinceMs is required")
+	}
+	since, err := intArg("sinceMs", a.SinceMs, 0, 0, 1<<62)
+	if err != nil {
+		return nil, err
+	}
+	maxEvents, err := intArg("maxEvents", a.MaxEvents, 200, 1, 1000)
+	if err != nil {
+		return nil, err
+	}
+	d := &DigestData{SinceMs: since, Events: []DigestEvent{}, Repos: []DigestRepo{}, RepoSource: "arguments"}
+	var paths []string
+	seen := map[string]bool{}
+	if len(a.RepoPaths) > 0 {
+		d.RequestedRepoCount = len(a.RepoPaths)
+		for _, rp := range a.RepoPaths {
+			if !seen[rp] {
+				seen[rp] = true
+				paths = append(paths, rp)
+			}
+		}
+	} else {
+		d.RepoSource = "fluxgit-registry"
+		runDir, err := fxRunDirFor("")
+		if err != nil {
+			return nil, err
+		}
+		entries, excluded := fxReadRegistry(runDir, call.Meta.AllowedRoots)
+		d.ExcludedOutsideAllowedRoots = excluded
+		d.RequestedRepoCount = len(entries) + excluded
+		for _, e := range entries {
+			paths = append(paths, e.path)
+		}
+		if len(paths) == 0 {
+			return nil, invalid("arguments.repoPaths is empty and the FluxGit registry (" + filepath.Join(runDir, "repos") + ") lists no usable repository")
+		}
+	}
+	if len(paths) > digestMaxRepos {
+		paths = paths[:digestMaxRepos]
+		d.Truncated = true
+	}
+	perRepo := make([][]DigestEvent, len(paths))
+	d.Repos = make([]DigestRepo, len(paths))
+	fxForEach(len(paths), fxFleetWorkers, func(i int) {
+		evs, truncated, repoPath, err := p.digestRepo(ctx, call, paths[i], since)
+		rep := DigestRepo{RepoPath: repoPath, Truncated: truncated, EventCount: len(evs)}
+		if err != nil {
+			msg := fxTruncRunes(err.Error(), 512)
+			rep.Error = &msg
+		}
+		d.Repos[i], perRepo[i] = rep, evs
+	})
+	for i, evs := range perRepo {
+		d.Events = append(d.Events, evs...)
+		d.Truncated = d.Truncated || d.Repos[i].Truncated
+	}
+	sort.SliceStable(d.Events, func(i, j int) bool {
+		if d.Events[i].AtMs != d.Events[j].AtMs {
+			return d.Events[i].AtMs > d.Events[j].AtMs
+		}
+		return d.Events[i].RepoPath < d.Events[j].RepoPath
+	})
+	if len(d.Events) > int(maxEvents) {
+		d.Events = d.Events[:maxEvents]
+		d.Truncated = true
+	}
+	d.EventCount = len(d.Events)
+	d.Attribution = "identity is exactly what git recorded in the reflog (user.name and user.email at the time); it is not verified."
+	d.Guidance = "Events are reflog moves newest first. rewrote:true marks history that was replaced (reset, amend, rebase); inspect it with commit.details or diff.text before building on it."
+	d.ElapsedMs = time.Since(start).Milliseconds()
+	return d, nil
+}
+
+// digestRepo collects one repository's events since sinceMs.
+func (p *Provider) digestRepo(ctx context.Context, call *sdk.Call, repoPath string, since int64) (events []DigestEvent, truncated bool, path string, err error) {
+	events = []DigestEvent{}
+	r, err := p.open(ctx, call, repoPath)
+	if err != nil {
+		return events, false, repoPath, err
+	}
+	gitDir, commonDir, err := p.fxGitDirs(ctx, r)
+	if err != nil {
+		return events, false, r.dir, err
+	}
+	type file struct{ ref, path string }
+	var files []file
+	headsDir := filepath.Join(commonDir, "logs", "refs", "heads")
+	werr := filepath.WalkDir(headsDir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(headsDir, p)
+		if de.IsDir() {
+			if rel != "." && strings.Count(rel, string(filepath.Separator))+1 > digestMaxDepth {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !de.Type().IsRegular() || len(files) >= digestMaxReflogFiles {
+			return nil // symlinks and anything past the cap are ignored
+		}
+		files = append(files, file{"refs/heads/" + filepath.ToSlash(rel), p})
+		return nil
+	})
+	if werr != nil {
+		return events, false, r.dir, &failure{gitexec.Command(r.dir, "reflog"), "cannot list reflogs: " + werr.Error()}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].ref < files[j].ref })
+	files = append(files, file{"HEAD", filepath.Join(gitDir, "logs", "HEAD")})
+
+	type key struct {
+		old, new string
+		unix     int64
+		msg      string
+	}
+	dup := map[key]bool{}
+	for _, f := range files {
+		entries, err := fxReadReflogTail(f.path)
+		if err != nil {
+			return events, truncated, r.dir, &failure{gitexec.Command(r.dir, "reflog"), "cannot read " + f.ref + " reflog: " + err.Error()}
+		}
+		for i := len(entries) - 1; i >= 0; i-- {
+			e := entries[i]
+			at := e.unix * 1000
+			if at < since {
+				break
+			}
+			k := key{e.old, e.new, e.unix, e.message}
+			if dup[k] {
+				continue
+			}
+			dup[k] = true
+			if len(events) == digestEventsPerRepo {
+				truncated = true
+				break
+			}
+			kind, source := digestKind(e.message)
+			ev := DigestEvent{
+				RepoPath: r.dir, AtMs: at, RefName: f.ref, Kind: kind, Source: source,
+				Message: fxTruncRunes(e.message, 200), Identity: fxTruncRunes(e.identity, 256),
+			}
+			if e.old != "" {
+				ev.OldOID = &e.old
+			}
+			if e.new != "" {
+				ev.NewOID = &e.new
+			}
+			events = append(events, ev)
+		}
+	}
+	// rewrote: old is no longer an ancestor of new. Amends replace the tip
+	// by definition; resets and rebases need an ancestry check.
+	var checks []int
+	for i, ev := range events {
+		if ev.OldOID == nil || ev.NewOID == nil || *ev.OldOID == *ev.NewOID {
+			continue
+		}
+		switch ev.Kind {
+		case "amend":
+			events[i].Rewrote = true
+		case "reset", "rebase":
+			checks = append(checks, i)
+		}
+	}
+	fxForEach(len(checks), fxFleetWorkers, func(j int) {
+		ev := &events[checks[j]]
+		_, err := p.runner.Run(ctx, r.dir, "merge-base", "--is-ancestor", *ev.OldOID, *ev.NewOID)
+		ev.Rewrote = err != nil
+	})
+	return events, truncated, r.dir, nil
+}
+
+// digestKind classifies a reflog message by its prefix.
+func digestKind(msg string) (kind, source string) {
+	has := func(p string) bool { return strings.HasPrefix(msg, p) }
+	switch {
+	case has("Fleet Radar:"):
+		return "branch", "fluxgit"
+	case has("commit (amend)"):
+		return "amend", "git"
+	case has("commit (merge)"), has("merge "):
+		return "merge", "git"
+	case has("commit"):
+		return "commit", "git"
+	case has("checkout:"), has("switch"):
+		return "checkout", "git"
+	case has("pull"):
+		return "pull", "git"
+	case has("reset:"):
+		return "reset", "git"
+	case has("rebase"):
+		return "rebase", "git"
+	case has("cherry-pick"):
+		return "cherryPick", "git"
+	case has("revert"):
+		return "revert", "git"
+	case has("branch:"):
+		return "branch", "git"
+	case has("fetch"):
+		return "fetch", "git"
+	}
+	return "other", "git"
+}

@@ -1,0 +1,406 @@
+package gitread
+
+// Shared helpers of the fleet, conflict-prediction and FluxGit-local tools:
+// the FluxGit run directory and its repository registry, reflog files read
+// from the tail, a bounded worker pool, and merge-tree in a scratch
+// repository.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
+)
+
+// Budgets of the fleet tools (F§12).
+const (
+	fxRegistryMaxEntries = 4096
+	fxRegistryMaxFile    = 32 << 10
+	fxReflogTailBytes    = 1 << 20
+	fxFleetWorkers       = 4
+)
+
+// fxEnvRunDir names the FluxGit run directory. It is read at call time, so a
+// change in the provider's environment applies to the next call.
+const fxEnvRunDir = "FLUXGIT_RUN_DIR"
+
+// fxDefaultRunDir is FluxGit's per-OS run directory.
+func fxDefaultRunDir() string {
+	switch runtime.GOOS {
+	case "windows":
+		if d := os.Getenv("LOCALAPPDATA"); d != "" {
+			return filepath.Join(d, "FluxGit", "run")
+		}
+	case "darwin":
+		if h, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(h, "Library", "Application Support", "FluxGit", "run")
+		}
+	default:
+		if h, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(h, ".local", "share", "FluxGit", "run")
+		}
+	}
+	return ""
+}
+
+// fxRunDirFor returns the run directory: the runDir argument when given,
+// else FLUXGIT_RUN_DIR, else the per-OS default. It must be absolute.
+func fxRunDirFor(arg string) (string, error) {
+	if arg != "" {
+		if !filepath.IsAbs(arg) || strings.ContainsRune(arg, 0) {
+			return "", invalid("arguments.runDir must be an absolute filesystem path")
+		}
+		return filepath.Clean(arg), nil
+	}
+	if d := os.Getenv(fxEnvRunDir); d != "" && filepath.IsAbs(d) {
+		return filepath.Clean(d), nil
+	}
+	return fxDefaultRunDir(), nil
+}
+
+// fxSafeRepoID reports whether id can name a file inside the run directory.
+func fxSafeRepoID(id string) bool {
+	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, "/\\\x00")
+}
+
+// fxRegistryEntry is one <runDir>/repos/<id>.path file.
+type fxRegistryEntry struct {
+	id   string
+	path string // canonical repository path
+}
+
+// fxReadRegistry lists the registry, canonicalizing each path. Entries that
+// do not resolve are skipped; with allowed roots, entries outside them are
+// skipped and counted in excluded.
+func fxReadRegistry(runDir string, roots []string) (entries []fxRegistryEntry, excluded int) {
+	if runDir == "" {
+		return nil, 0
+	}
+	dir := filepath.Join(runDir, "repos")
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, 0
+	}
+	seen := map[string]bool{}
+	n := 0
+	for _, de := range des {
+		name := de.Name()
+		if !strings.HasSuffix(name, ".path") || !de.Type().IsRegular() {
+			continue
+		}
+		if n++; n > fxRegistryMaxEntries {
+			break
+		}
+		id := strings.TrimSuffix(name, ".path")
+		if !fxSafeRepoID(id) {
+			continue
+		}
+		b, err := fxReadSmallFile(filepath.Join(dir, name), fxRegistryMaxFile)
+		if err != nil {
+			continue
+		}
+		p := strings.TrimSpace(string(b))
+		if p == "" || !filepath.IsAbs(p) || strings.ContainsAny(p, "\x00\n") {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue
+		}
+		if len(roots) > 0 && !insideAny(real, roots) {
+			excluded++
+			continue
+		}
+		if seen[real] {
+			continue
+		}
+		seen[real] = true
+		entries = append(entries, fxRegistryEntry{id: id, path: real})
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].path < entries[j].path })
+	return entries, excluded
+}
+
+// fxRegistryID finds the id whose registry entry names repoPath.
+func fxRegistryID(runDir, repoPath string) string {
+	entries, _ := fxReadRegistry(runDir, nil)
+	for _, e := range entries {
+		if e.path == repoPath {
+			return e.id
+		}
+	}
+	return ""
+}
+
+// fxReadSmallFile reads a regular file (symlinks are not followed) of at most
+// limit bytes.
+func fxReadSmallFile(path string, limit int64) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if fi.Size() > limit {
+		return nil, errors.New("file too large")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit+1))
+}
+
+// fxReflogEntry is one parsed reflog line.
+type fxReflogEntry struct {
+	old, new string // "" for the all-zero id
+	identity string
+	unix     int64
+	message  string
+}
+
+// fxReadReflogTail reads the last fxReflogTailBytes of a reflog file, whole
+// lines only, and returns its entries oldest first. A symlink or a missing
+// file yields no entries.
+func fxReadReflogTail(path string) ([]fxReflogEntry, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	off := max(fi.Size()-fxReflogTailBytes, 0)
+	buf := make([]byte, fi.Size()-off)
+	n, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	buf = buf[:n]
+	if off > 0 { // the first line is probably cut: drop it
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			return nil, nil
+		}
+		buf = buf[i+1:]
+	}
+	var out []fxReflogEntry
+	sc := bufio.NewScanner(bytes.NewReader(buf))
+	sc.Buffer(make([]byte, 64<<10), fxReflogTailBytes+1)
+	for sc.Scan() {
+		if e, ok := fxParseReflogLine(sc.Text()); ok {
+			out = append(out, e)
+		}
+	}
+	return out, sc.Err()
+}
+
+// fxParseReflogLine parses "<old> <new> <name> <<email>> <time> <tz>\t<msg>".
+func fxParseReflogLine(line string) (fxReflogEntry, bool) {
+	head, msg, _ := strings.Cut(line, "\t")
+	old, rest, ok1 := strings.Cut(head, " ")
+	nw, rest, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 || !isOID(old) || !isOID(nw) {
+		return fxReflogEntry{}, false
+	}
+	// rest = identity SP time SP tz
+	i := strings.LastIndexByte(rest, ' ')
+	if i < 0 {
+		return fxReflogEntry{}, false
+	}
+	j := strings.LastIndexByte(rest[:i], ' ')
+	if j < 0 {
+		return fxReflogEntry{}, false
+	}
+	ts, err := strconv.ParseInt(rest[j+1:i], 10, 64)
+	if err != nil {
+		return fxReflogEntry{}, false
+	}
+	e := fxReflogEntry{old: old, new: nw, identity: rest[:j], unix: ts, message: msg}
+	if fxIsZeroOID(e.old) {
+		e.old = ""
+	}
+	if fxIsZeroOID(e.new) {
+		e.new = ""
+	}
+	return e, true
+}
+
+func fxIsZeroOID(s string) bool { return strings.Trim(s, "0") == "" }
+
+// fxGitDirs returns the absolute git directory and common directory of r.
+func (p *Provider) fxGitDirs(ctx context.Context, r *repo) (gitDir, commonDir string, err error) {
+	args := []string{"rev-parse", "--absolute-git-dir", "--git-common-dir"}
+	out, err := p.runner.Run(ctx, r.dir, args...)
+	if err != nil {
+		return "", "", err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 2 || !filepath.IsAbs(lines[0]) {
+		return "", "", &failure{gitexec.Command(r.dir, args...), "unexpected rev-parse output"}
+	}
+	commonDir = lines[1]
+	if !filepath.IsAbs(commonDir) {
+		commonDir = filepath.Join(r.dir, commonDir)
+	}
+	return lines[0], filepath.Clean(commonDir), nil
+}
+
+// fxForEach runs fn(i) for i in [0,n) on at most workers goroutines.
+func fxForEach(n, workers int, fn func(i int)) {
+	if workers < 1 {
+		workers = 1
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(workers, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// fxTruncRunes cuts s to at most n runes, marking a cut with "…".
+func fxTruncRunes(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// fxMergeResult is the outcome of a merge-tree --write-tree run.
+type fxMergeResult struct {
+	clean bool
+	paths []string // conflicted paths, sorted and unique
+}
+
+// fxMergeTree performs a real three-way merge of two commits (renames
+// included) without touching the repository: merge-tree --write-tree
+// writes the merged blobs and trees as objects, so it runs in a throwaway
+// bare repository that borrows the real object store through alternates
+// and receives those writes instead. Only object ids reach its command
+// line; the scratch repository has no configuration of its own, so no
+// merge driver or attribute of the real repository can run either.
+func (p *Provider) fxMergeTree(ctx context.Context, r *repo, ours, theirs string) (*fxMergeResult, error) {
+	_, commonDir, err := p.fxGitDirs(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return p.fxMergeTreeIn(ctx, r, commonDir, ours, theirs)
+}
+
+func (p *Provider) fxMergeTreeIn(ctx context.Context, r *repo, commonDir, ours, theirs string) (*fxMergeResult, error) {
+	args := []string{"merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", ours, theirs}
+	cmd := gitexec.Command(r.dir, args...)
+	if !isOID(ours) || !isOID(theirs) {
+		return nil, &failure{cmd, "merge-tree needs full object ids"}
+	}
+	objects := filepath.Join(commonDir, "objects")
+	if strings.ContainsAny(objects, "\n\r") || strings.HasPrefix(objects, "\"") {
+		return nil, &failure{cmd, "object directory path cannot be used as an alternate"}
+	}
+	scratch, err := os.MkdirTemp("", "fluxgit-merge-")
+	if err != nil {
+		return nil, &failure{cmd, "cannot create scratch repository: " + err.Error()}
+	}
+	defer os.RemoveAll(scratch)
+	config := "[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
+	if len(ours) == 64 {
+		config = "[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n"
+	}
+	for _, d := range []string{"objects/info", "refs/heads", "refs/tags"} {
+		if err := os.MkdirAll(filepath.Join(scratch, d), 0o700); err != nil {
+			return nil, &failure{cmd, "cannot create scratch repository: " + err.Error()}
+		}
+	}
+	for name, content := range map[string]string{
+		"HEAD":                    "ref: refs/heads/main\n",
+		"config":                  config,
+		"objects/info/alternates": objects + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(scratch, name), []byte(content), 0o600); err != nil {
+			return nil, &failure{cmd, "cannot create scratch repository: " + err.Error()}
+		}
+	}
+	var out bytes.Buffer
+	_, err = p.runner.Stream(ctx, scratch, &fxLimitWriter{w: &out, n: 8 << 20}, args...)
+	res := &fxMergeResult{clean: err == nil}
+	if err != nil {
+		var ge *gitexec.Error
+		if !errors.As(err, &ge) || ge.ExitCode != 1 || !errors.Is(err, gitexec.ErrExit) {
+			if errors.As(err, &ge) {
+				return nil, &failure{cmd, ge.Details}
+			}
+			return nil, err
+		}
+	}
+	// Output: <tree oid> NUL, then one NUL-terminated path per conflicted
+	// stage entry (a path may repeat).
+	fields := strings.Split(out.String(), "\x00")
+	if len(fields) == 0 || !isOID(fields[0]) {
+		return nil, &failure{cmd, "unexpected merge-tree output"}
+	}
+	seen := map[string]bool{}
+	for _, f := range fields[1:] {
+		if f != "" && !seen[f] {
+			seen[f] = true
+			res.paths = append(res.paths, f)
+		}
+	}
+	sort.Strings(res.paths)
+	if !res.clean && len(res.paths) == 0 {
+		// Conflicts without a conflicted path (e.g. a rename/rename of the
+		// same file to one name): report the merge as conflicting anyway.
+		res.paths = []string{}
+	}
+	return res, nil
+}
+
+// fxLimitWriter keeps the first n bytes and fails beyond, stopping git.
+type fxLimitWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *fxLimitWriter) Write(b []byte) (int, error) {
+	if len(b) > l.n {
+		return 0, errors.New("merge-tree output exceeds its budget")
+	}
+	l.n -= len(b)
+	return l.w.Write(b)
+}
+
+// fxTextPath renders a git path for JSON (lossy when not UTF-8).
+func fxTextPath(s string) string { t, _ := pathText([]byte(s)); return t }

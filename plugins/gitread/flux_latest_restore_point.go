@@ -1,0 +1,34 @@
+package gitread
+
+import (
+	"context"
+
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+func init() { registerFluxGit("flux.latestRestorePoint", (*Provider).fluxLatestRestorePoint) }
+
+// LatestRestorePointData is the flux.latestRestorePoint payload.
+type LatestRestorePointData struct {
+	LatestRestorePoint *RestorePoint  `json:"latestRestorePoint"`
+	RestorePoints      []RestorePoint `json:"restorePoints"`
+	RestoreCount       int            `json:"restoreCount"`
+	ApprovalRequired   bool           `json:"approvalRequired"`
+	ApprovalMessage    string         `json:"approvalMessage"`
+}
+
+func (p *Provider) fluxLatestRestorePoint(ctx context.Context, call *sdk.Call) (any, error) {
+	c, err := p.fxFluxOpen(ctx, call)
+	if err != nil {
+		return nil, err
+	}
+	rps, err := p.fxRestorePoints(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	d := &LatestRestorePointData{RestorePoints: rps, RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
+	if len(rps) > 0 {
+		d.LatestRestorePoint = &rps[0]
+	}
+	return d, nil
+}

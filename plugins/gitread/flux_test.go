@@ -1,0 +1,239 @@
+package gitread
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func fxNoGateway(t *testing.T) {
+	for _, v := range []string{"FLUXGIT_MCP_HANDSHAKE_ADDR", "FLUXGIT_GATEWAY_ADDR", "FLUXGIT_GATEWAY_URL"} {
+		t.Setenv(v, "")
+	}
+}
+
+var fxFluxTools = []string{"safety.timeline", "safety.eventDetails", "flux.latestRestorePoint", "flux.restorePoints", "flux.restorePointDetails"}
+
+func TestFluxGitToolsGated(t *testing.T) {
+	repo := newRepo(t)
+	tests := []struct {
+		name       string
+		env        map[string]string
+		configured bool
+	}{
+		{"unset", nil, false},
+		{"localhost rejected", map[string]string{"FLUXGIT_GATEWAY_ADDR": "localhost:1234"}, false},
+		{"no port rejected", map[string]string{"FLUXGIT_MCP_HANDSHAKE_ADDR": "127.0.0.1"}, false},
+		{"ipv6 url accepted", map[string]string{"FLUXGIT_GATEWAY_URL": "http://[::1]:5/"}, true},
+		{"handshake accepted", map[string]string{"FLUXGIT_MCP_HANDSHAKE_ADDR": "127.0.0.1:59647"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fxNoGateway(t)
+			t.Setenv("FLUXGIT_RUN_DIR", tempDir(t))
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			for _, tool := range fxFluxTools {
+				res, err := call(t, tool, map[string]any{"repoPath": repo})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fxCheckPayload(t, tool, res, repo)
+				if tt.configured {
+					if res.Error != nil || res.Source != Source {
+						t.Fatalf("%s: %+v", tool, res.Error)
+					}
+					continue
+				}
+				if res.Error == nil || res.Error.Code != 10001 || res.Source != "" {
+					t.Fatalf("%s: want 10001, got %+v", tool, res)
+				}
+				var d fxGatewayError
+				_ = json.Unmarshal(res.Error.Data, &d)
+				if d.Tool != tool || d.Tier != "fluxgit" || d.GatewayConfigured || d.LearnMore != "https://fluxgit.com/features/mcp-agent-git/" || len(d.FreeShellAlternative) == 0 || d.UpgradeHint == "" {
+					t.Fatalf("%s: %+v", tool, d)
+				}
+			}
+		})
+	}
+}
+
+func TestRestorePoints(t *testing.T) {
+	repo := newRepo(t)
+	first := git(t, repo, "rev-parse", "HEAD")
+	write(t, repo, "b.txt", "b\n")
+	second := commitAll(t, repo, "second")
+	runDir := tempDir(t)
+	fxNoGateway(t)
+	t.Setenv("FLUXGIT_GATEWAY_ADDR", "127.0.0.1:4000")
+	t.Setenv("FLUXGIT_RUN_DIR", runDir)
+	write(t, runDir, "repos/web.path", repo+"\n")
+	record := func(undone bool, branch string) {
+		b, _ := json.Marshal(map[string]any{
+			"operation": "rebase", "before_commit": first, "after_commit": second, "branch_ref": branch,
+			"undone": undone, "created_at": 1700000100, "plan": map[string]any{"steps": 1},
+		})
+		write(t, runDir, "rebase/web.json", string(b))
+	}
+	tests := []struct {
+		name             string
+		undone           bool
+		branch           string
+		head             string
+		canUndo, canRedo bool
+	}{
+		{"undo possible", false, "refs/heads/main", second, true, false},
+		{"redo possible", true, "refs/heads/main", first, false, true},
+		{"undone but head moved", true, "refs/heads/main", second, false, false},
+		{"other branch", false, "refs/heads/other", second, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			record(tt.undone, tt.branch)
+			git(t, repo, "reset", "-q", "--hard", tt.head)
+			var d LatestRestorePointData
+			fxOK(t, "flux.latestRestorePoint", map[string]any{"repoPath": repo}, &d)
+			rp := d.LatestRestorePoint
+			if rp == nil || d.RestoreCount != 1 || rp.CanUndo != tt.canUndo || rp.CanRedo != tt.canRedo || rp.ID != "restore:web:1700000100" {
+				t.Fatalf("%+v", d)
+			}
+			var det RestorePointDetailsData
+			fxOK(t, "flux.restorePointDetails", map[string]any{"repoPath": repo, "restorePointId": "restore:web:1"}, &det)
+			if det.RestorePoint != nil {
+				t.Fatal("id mismatch returned a restore point")
+			}
+		})
+	}
+	var list RestorePointsData
+	fxOK(t, "flux.restorePoints", map[string]any{"repoPath": repo, "repoId": "nothing-here", "limit": 5}, &list)
+	if list.RestoreCount != 0 || len(list.RestorePoints) != 0 {
+		t.Fatalf("%+v", list)
+	}
+	mustArgError(t, "flux.restorePoints", map[string]any{"repoPath": repo, "repoId": ".."}, "safe file name")
+
+	// Timeline: the restore point plus HEAD reflog moves (a reset is a warning).
+	var tl TimelineData
+	fxOK(t, "safety.timeline", map[string]any{"repoPath": repo, "reflogLimit": 3}, &tl)
+	if tl.EventCount != 4 || tl.Events[0].Source != "restore_point" {
+		t.Fatalf("%+v", tl)
+	}
+	var sawReset bool
+	for _, e := range tl.Events {
+		if strings.HasPrefix(e.Summary, "reset:") && e.Severity == "warning" && e.ReflogSelector != "" {
+			sawReset = true
+		}
+	}
+	if !sawReset {
+		t.Fatalf("no reset warning in %+v", tl.Events)
+	}
+	var ed EventDetailsData
+	fxOK(t, "safety.eventDetails", map[string]any{"repoPath": repo, "eventId": "reflog:HEAD@{1}"}, &ed)
+	if !ed.EventFound || ed.Event.ReflogSelector != "HEAD@{1}" {
+		t.Fatalf("%+v", ed)
+	}
+	fxOK(t, "safety.eventDetails", map[string]any{"repoPath": repo, "eventId": "reflog:nope"}, &ed)
+	if ed.EventFound || ed.Event != nil {
+		t.Fatalf("%+v", ed)
+	}
+}
+
+func TestFleetDigest(t *testing.T) {
+	repo := newRepo(t)
+	write(t, repo, "b.txt", "b\n")
+	commitAll(t, repo, "second")
+	git(t, repo, "commit", "-q", "--amend", "-m", "second, amended")
+	git(t, repo, "reset", "-q", "--hard", "HEAD~1")
+	fxNoGateway(t)
+
+	var d DigestData
+	fxOK(t, "fleet.digest", map[string]any{"repoPaths": []string{repo}, "sinceMs": 0}, &d)
+	kinds := map[string]bool{}
+	for _, e := range d.Events {
+		kinds[e.Kind] = true
+		if e.Kind == "amend" && !e.Rewrote || e.Kind == "commit" && e.Rewrote {
+			t.Errorf("rewrote wrong: %+v", e)
+		}
+		if e.Kind == "reset" && !e.Rewrote {
+			t.Errorf("reset to an ancestor rewrites: %+v", e)
+		}
+		if e.Identity != "Cy Committer <cy@example.com>" || e.AtMs != authorTime*1000 {
+			t.Errorf("%+v", e)
+		}
+	}
+	for _, k := range []string{"commit", "amend", "reset"} {
+		if !kinds[k] {
+			t.Errorf("missing %s in %v", k, kinds)
+		}
+	}
+	// Branch entries and the same moves on HEAD are collapsed.
+	if d.EventCount != 4 || d.RepoSource != "arguments" || d.Repos[0].Error != nil {
+		t.Fatalf("%d events %+v", d.EventCount, d)
+	}
+	fxOK(t, "fleet.digest", map[string]any{"repoPaths": []string{repo}, "sinceMs": authorTime*1000 + 1}, &d)
+	if d.EventCount != 0 {
+		t.Fatalf("since filter: %+v", d.Events)
+	}
+	fxOK(t, "fleet.digest", map[string]any{"repoPaths": []string{repo}, "sinceMs": 0, "maxEvents": 2}, &d)
+	if d.EventCount != 2 || !d.Truncated {
+		t.Fatalf("maxEvents: %+v", d)
+	}
+
+	t.Run("registry", func(t *testing.T) {
+		root := tempDir(t)
+		inside := filepath.Join(root, "in")
+		git(t, root, "init", "-q", "-b", "main", inside)
+		write(t, inside, "x.txt", "x\n")
+		commitAll(t, inside, "x")
+		runDir := tempDir(t)
+		t.Setenv("FLUXGIT_RUN_DIR", runDir)
+		write(t, runDir, "repos/in.path", inside+"\n")
+		write(t, runDir, "repos/out.path", repo)
+		write(t, runDir, "repos/gone.path", "/does/not/exist")
+		write(t, runDir, "repos/rel.path", "relative/path")
+		var rd DigestData
+		fxOK(t, "fleet.digest", map[string]any{"sinceMs": 0}, &rd, root)
+		if rd.RepoSource != "fluxgit-registry" || rd.ExcludedOutsideAllowedRoots != 1 || len(rd.Repos) != 1 || rd.Repos[0].RepoPath != inside || rd.EventCount != 1 {
+			t.Fatalf("%+v", rd)
+		}
+		fxOK(t, "fleet.digest", map[string]any{"sinceMs": 0}, &rd)
+		if len(rd.Repos) != 2 || rd.ExcludedOutsideAllowedRoots != 0 {
+			t.Fatalf("unconfined: %+v", rd)
+		}
+		empty := tempDir(t)
+		t.Setenv("FLUXGIT_RUN_DIR", empty)
+		mustArgError(t, "fleet.digest", map[string]any{"sinceMs": 0}, "registry")
+	})
+}
+
+func TestFleetToolsLeaveRepositoryUntouched(t *testing.T) {
+	repo := newRepo(t)
+	write(t, repo, "a.txt", "alpha\n")
+	write(t, repo, "dirty.txt", "d\n")
+	fxNoGateway(t)
+	t.Setenv("FLUXGIT_GATEWAY_ADDR", "127.0.0.1:4000")
+	t.Setenv("FLUXGIT_RUN_DIR", tempDir(t))
+	before := snapshot(t, repo)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"fleet.radar", map[string]any{"repoPaths": []string{repo}}},
+		{"fleet.digest", map[string]any{"repoPaths": []string{repo}, "sinceMs": 0}},
+		{"repo.conflictPreflight", map[string]any{"repoPath": repo, "targetRef": "HEAD"}},
+		{"diff.semantic", map[string]any{"repoPath": repo}},
+		{"safety.timeline", map[string]any{"repoPath": repo}},
+		{"flux.restorePoints", map[string]any{"repoPath": repo}},
+	} {
+		var d map[string]any
+		fxOK(t, c.tool, c.args, &d)
+	}
+	if diff := diffSnapshots(before, snapshot(t, repo)); len(diff) > 0 {
+		t.Fatalf("repository modified:\n%s", strings.Join(diff, "\n"))
+	}
+	if _, err := os.Stat(filepath.Join(repo, ".git", "index.lock")); err == nil {
+		t.Fatal("lock left behind")
+	}
+}

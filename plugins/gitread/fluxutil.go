@@ -1,0 +1,390 @@
+package gitread
+
+// Shared code of the FluxGit-required tools (safety.timeline,
+// safety.eventDetails, flux.latestRestorePoint, flux.restorePoints,
+// flux.restorePointDetails). They are gated on a configured gateway address
+// (plugins/gateway, read from the environment at call time): without one
+// they answer 10001; with one they are served locally from the restore
+// point record <runDir>/rebase/<repoId>.json and the HEAD reflog. No HTTP
+// call is made.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fluxgit/fluxgit/plugins/gateway"
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+// CodeGatewayNotConfigured is the tool error of a FluxGit-required tool
+// when no gateway address resolves.
+const (
+	CodeGatewayNotConfigured    = 10001
+	MessageGatewayNotConfigured = "Gateway is not configured"
+)
+
+const (
+	fxApprovalMessage = "Restoring, undoing or redoing changes history; it needs a write proposal approved by a human in FluxGit."
+	fxMaxRecord       = 1 << 20
+)
+
+// fxGatewayError is the 10001 payload.
+type fxGatewayError struct {
+	Tool                 string   `json:"tool"`
+	Tier                 string   `json:"tier"`
+	GatewayConfigured    bool     `json:"gatewayConfigured"`
+	Reason               string   `json:"reason"`
+	UpgradeHint          string   `json:"upgradeHint"`
+	LearnMore            string   `json:"learnMore"`
+	FreeShellAlternative []string `json:"freeShellAlternative"`
+}
+
+// registerFluxGit adds a FluxGit-required tool: gated on the gateway, then
+// served like a local read.
+func registerFluxGit(name string, fn func(p *Provider, ctx context.Context, call *sdk.Call) (any, error)) {
+	registerResult(name, func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
+		if _, ok := gateway.FromEnv(); !ok {
+			return sdk.Fail("", CodeGatewayNotConfigured, MessageGatewayNotConfigured, fxGatewayError{
+				Tool: name, Tier: "fluxgit", GatewayConfigured: false,
+				Reason:      name + " needs FluxGit: no valid gateway address is set (" + strings.Join(gateway.Variables, ", ") + ").",
+				UpgradeHint: "Ask the user to install or launch FluxGit and set FLUXGIT_GATEWAY_ADDR (for example 127.0.0.1:<port>) in this MCP server's configuration; FluxGit's Agents/MCP panel shows a ready configuration block.",
+				LearnMore:   "https://fluxgit.com/features/mcp-agent-git/",
+				FreeShellAlternative: []string{
+					"repo.status", "repo.refs", "repo.history", "repo.reflog", "commit.details",
+					"worktree.changes", "submodule.status", "diff.text", "diff.semantic (fallback)",
+				},
+			}), nil
+		}
+		return finish(fn(p, ctx, call))
+	})
+}
+
+type fxFluxArgs struct {
+	RepoPath             string       `json:"repoPath"`
+	RepoID               string       `json:"repoId"`
+	RunDir               string       `json:"runDir"`
+	Limit                *json.Number `json:"limit"`
+	ReflogLimit          *json.Number `json:"reflogLimit"`
+	IncludeReflog        *bool        `json:"includeReflog"`
+	IncludeRestorePoints *bool        `json:"includeRestorePoints"`
+	EventID              string       `json:"eventId"`
+	RestorePointID       string       `json:"restorePointId"`
+}
+
+// RestorePoint is a FluxGit restore point (one checkpoint per repository).
+type RestorePoint struct {
+	ID               string               `json:"id"`
+	RepoID           string               `json:"repoId"`
+	Before           *string              `json:"before"`
+	After            *string              `json:"after"`
+	Operation        *string              `json:"operation"`
+	CanUndo          bool                 `json:"canUndo"`
+	CanRedo          bool                 `json:"canRedo"`
+	ApprovalRequired bool                 `json:"approvalRequired"`
+	ApprovalMessage  string               `json:"approvalMessage"`
+	Metadata         RestorePointMetadata `json:"metadata"`
+}
+
+// RestorePointMetadata carries the record's remaining fields and the
+// repository state the flags were computed against.
+type RestorePointMetadata struct {
+	CheckpointPath   string          `json:"checkpointPath"`
+	CreatedAt        json.RawMessage `json:"createdAt"`
+	BranchRef        *string         `json:"branchRef"`
+	Undone           bool            `json:"undone"`
+	BeforeRef        *string         `json:"beforeRef"`
+	AfterRef         *string         `json:"afterRef"`
+	UpstreamRef      *string         `json:"upstreamRef"`
+	ResetMode        *string         `json:"resetMode"`
+	Plan             json.RawMessage `json:"plan"`
+	CurrentBranchRef *string         `json:"currentBranchRef"`
+	CurrentHead      *string         `json:"currentHead"`
+}
+
+type fxRecord struct {
+	Operation   *string         `json:"operation"`
+	BeforeCmt   *string         `json:"before_commit"`
+	AfterCmt    *string         `json:"after_commit"`
+	BranchRef   *string         `json:"branch_ref"`
+	Undone      bool            `json:"undone"`
+	CreatedAt   json.RawMessage `json:"created_at"`
+	BeforeRef   *string         `json:"before_ref"`
+	AfterRef    *string         `json:"after_ref"`
+	UpstreamRef *string         `json:"upstream_ref"`
+	ResetMode   *string         `json:"reset_mode"`
+	Plan        json.RawMessage `json:"plan"`
+}
+
+// fxRestoreContext is what every FluxGit-local tool needs.
+type fxRestoreContext struct {
+	r      *repo
+	args   fxFluxArgs
+	runDir string
+	repoID string
+}
+
+func (p *Provider) fxFluxOpen(ctx context.Context, call *sdk.Call) (*fxRestoreContext, error) {
+	var a fxFluxArgs
+	if err := decode(call, &a); err != nil {
+		return nil, err
+	}
+	runDir, err := fxRunDirFor(a.RunDir)
+	if err != nil {
+		return nil, err
+	}
+	if a.RepoID != "" && !fxSafeRepoID(strings.TrimSpace(a.RepoID)) {
+		return nil, invalid("arguments.repoId must be a safe file name (no '/', '\\' or NUL, not '.' or '..')")
+	}
+	r, err := p.open(ctx, call, a.RepoPath)
+	if err != nil {
+		return nil, err
+	}
+	c := &fxRestoreContext{r: r, args: a, runDir: runDir, repoID: strings.TrimSpace(a.RepoID)}
+	if c.repoID == "" {
+		c.repoID = fxRegistryID(runDir, r.dir)
+	}
+	return c, nil
+}
+
+// restorePoints returns the repository's restore points (zero or one).
+func (p *Provider) fxRestorePoints(ctx context.Context, c *fxRestoreContext) ([]RestorePoint, error) {
+	if c.repoID == "" || c.runDir == "" {
+		return []RestorePoint{}, nil
+	}
+	path := filepath.Join(c.runDir, "rebase", c.repoID+".json")
+	b, err := fxReadSmallFile(path, fxMaxRecord)
+	if errors.Is(err, os.ErrNotExist) {
+		return []RestorePoint{}, nil
+	}
+	cmd := gitexec.Command(c.r.dir, "symbolic-ref", "-q", "HEAD")
+	if err != nil {
+		return nil, &failure{cmd, "cannot read restore point record " + path + ": " + err.Error()}
+	}
+	var rec fxRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, &failure{cmd, "restore point record " + path + " is not valid JSON: " + err.Error()}
+	}
+	var branch, head *string
+	if err := parallel(
+		func() error {
+			out, err := p.runner.Run(ctx, c.r.dir, "symbolic-ref", "-q", "HEAD")
+			var ge *gitexec.Error
+			if errors.As(err, &ge) && ge.ExitCode == 1 && errors.Is(err, gitexec.ErrExit) {
+				return nil // detached
+			}
+			if err != nil {
+				return err
+			}
+			s := strings.TrimSpace(string(out))
+			branch = &s
+			return nil
+		},
+		func() error {
+			out, err := p.runner.Run(ctx, c.r.dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+			var ge *gitexec.Error
+			if errors.As(err, &ge) && ge.ExitCode == 1 && errors.Is(err, gitexec.ErrExit) {
+				return nil // unborn
+			}
+			if err != nil {
+				return err
+			}
+			s := strings.TrimSpace(string(out))
+			head = &s
+			return nil
+		},
+	); err != nil {
+		return nil, err
+	}
+	eq := func(a, b *string) bool { return a != nil && b != nil && *a == *b }
+	branchMatches := (rec.BranchRef == nil || *rec.BranchRef == "") && branch == nil || eq(rec.BranchRef, branch)
+	created := rec.CreatedAt
+	if len(created) == 0 {
+		created = json.RawMessage("null")
+	}
+	plan := rec.Plan
+	if len(plan) == 0 {
+		plan = json.RawMessage("null")
+	}
+	rp := RestorePoint{
+		ID:     "restore:" + c.repoID + ":" + fxCreatedText(created),
+		RepoID: c.repoID, Before: rec.BeforeCmt, After: rec.AfterCmt, Operation: rec.Operation,
+		CanUndo:          !rec.Undone && branchMatches && eq(head, rec.AfterCmt),
+		CanRedo:          rec.Undone && branchMatches && eq(head, rec.BeforeCmt),
+		ApprovalRequired: true, ApprovalMessage: fxApprovalMessage,
+		Metadata: RestorePointMetadata{
+			CheckpointPath: path, CreatedAt: created, BranchRef: rec.BranchRef, Undone: rec.Undone,
+			BeforeRef: rec.BeforeRef, AfterRef: rec.AfterRef, UpstreamRef: rec.UpstreamRef, ResetMode: rec.ResetMode,
+			Plan: plan, CurrentBranchRef: branch, CurrentHead: head,
+		},
+	}
+	return []RestorePoint{rp}, nil
+}
+
+// fxCreatedText renders created_at for the id: a number or a string as is.
+func fxCreatedText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return "unknown"
+}
+
+// fxCreatedUnix converts created_at (Unix seconds or milliseconds, or an
+// RFC 3339 string) to Unix seconds; 0 when unknown.
+func fxCreatedUnix(raw json.RawMessage) int64 {
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		if f, err := n.Float64(); err == nil {
+			if f > 1e12 {
+				f /= 1000
+			}
+			return int64(f)
+		}
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			return t.Unix()
+		}
+		if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return v
+		}
+	}
+	return 0
+}
+
+// TimelineAction is a next step an agent can take on an event.
+type TimelineAction struct {
+	Action           string         `json:"action"`
+	Description      string         `json:"description"`
+	Tool             string         `json:"tool,omitempty"`
+	Arguments        map[string]any `json:"arguments,omitempty"`
+	ApprovalRequired bool           `json:"approvalRequired"`
+}
+
+// TimelineEvent is one safety.timeline event.
+type TimelineEvent struct {
+	ID                    string           `json:"id"`
+	RepoLabel             string           `json:"repoLabel"`
+	Source                string           `json:"source"`
+	Kind                  string           `json:"kind"`
+	Severity              string           `json:"severity"`
+	Title                 string           `json:"title"`
+	Summary               string           `json:"summary"`
+	OccurredAtUnix        int64            `json:"occurredAtUnix"`
+	HeadBefore            *string          `json:"headBefore"`
+	HeadAfter             *string          `json:"headAfter"`
+	RestorePoint          *RestorePoint    `json:"restorePoint,omitempty"`
+	ReflogSelector        string           `json:"reflogSelector,omitempty"`
+	CanCompare            bool             `json:"canCompare"`
+	Actions               []TimelineAction `json:"actions"`
+	ApprovalRequired      bool             `json:"approvalRequired"`
+	NetworkFetchPerformed bool             `json:"networkFetchPerformed"`
+}
+
+// fxTimeline builds the event list of safety.timeline.
+func (p *Provider) fxTimeline(ctx context.Context, c *fxRestoreContext) ([]TimelineEvent, bool, error) {
+	limit, err := intArg("limit", c.args.Limit, 50, 1, 200)
+	if err != nil {
+		return nil, false, err
+	}
+	reflogLimit, err := intArg("reflogLimit", c.args.ReflogLimit, 12, 1, 100)
+	if err != nil {
+		return nil, false, err
+	}
+	label := filepath.Base(c.r.dir)
+	events := []TimelineEvent{}
+	copyAction := func(summary string) TimelineAction {
+		return TimelineAction{Action: "copyRedactedSummary", Description: summary}
+	}
+	if c.args.IncludeRestorePoints == nil || *c.args.IncludeRestorePoints {
+		rps, err := p.fxRestorePoints(ctx, c)
+		if err != nil {
+			return nil, false, err
+		}
+		for i := range rps {
+			rp := rps[i]
+			op := "operation"
+			if rp.Operation != nil && *rp.Operation != "" {
+				op = *rp.Operation
+			}
+			summary := fmt.Sprintf("FluxGit recorded a restore point before %s in %s.", op, label)
+			ev := TimelineEvent{
+				ID: rp.ID, RepoLabel: label, Source: "restore_point", Kind: "restore_created", Severity: "warning",
+				Title: "Restore point: " + op, Summary: summary, OccurredAtUnix: fxCreatedUnix(rp.Metadata.CreatedAt),
+				HeadBefore: rp.Before, HeadAfter: rp.After, RestorePoint: &rp, CanCompare: rp.Before != nil && rp.After != nil,
+				ApprovalRequired: true,
+				Actions: []TimelineAction{
+					{Action: "openRestorePoint", Description: "Show the restore point.", Tool: "flux.restorePointDetails", Arguments: map[string]any{"repoPath": c.r.dir, "restorePointId": rp.ID}},
+				},
+			}
+			if ev.CanCompare {
+				ev.Actions = append(ev.Actions, TimelineAction{Action: "compareBeforeAfter", Description: "Diff the state before and after.", Tool: "diff.text", Arguments: map[string]any{"repoPath": c.r.dir, "base": *rp.Before, "head": *rp.After}})
+			}
+			ev.Actions = append(ev.Actions, copyAction(summary))
+			events = append(events, ev)
+		}
+	}
+	if c.args.IncludeReflog == nil || *c.args.IncludeReflog {
+		gitDir, _, err := p.fxGitDirs(ctx, c.r)
+		if err != nil {
+			return nil, false, err
+		}
+		entries, err := fxReadReflogTail(filepath.Join(gitDir, "logs", "HEAD"))
+		if err != nil {
+			return nil, false, &failure{gitexec.Command(c.r.dir, "reflog", "show", "HEAD"), "cannot read the HEAD reflog: " + err.Error()}
+		}
+		for n := 0; n < int(reflogLimit) && n < len(entries); n++ {
+			e := entries[len(entries)-1-n]
+			sel := "HEAD@{" + strconv.Itoa(n) + "}"
+			sev := "info"
+			low := strings.ToLower(e.message)
+			for _, w := range []string{"reset", "rebase", "merge", "cherry-pick", "revert"} {
+				if strings.Contains(low, w) {
+					sev = "warning"
+				}
+			}
+			msg := fxTruncRunes(e.message, 200)
+			title, _, _ := strings.Cut(msg, ":")
+			ev := TimelineEvent{
+				ID: "reflog:" + sel, RepoLabel: label, Source: "reflog", Kind: "ref_move", Severity: sev,
+				Title: "HEAD moved: " + title, Summary: msg, OccurredAtUnix: e.unix, ReflogSelector: sel,
+				CanCompare: e.old != "" && e.new != "", ApprovalRequired: true,
+			}
+			if e.old != "" {
+				ev.HeadBefore = &e.old
+			}
+			if e.new != "" {
+				ev.HeadAfter = &e.new
+				ev.Actions = append(ev.Actions, TimelineAction{Action: "openReflogEntry", Description: "Show the commit HEAD moved to.", Tool: "commit.details", Arguments: map[string]any{"repoPath": c.r.dir, "commit": e.new}})
+			}
+			if ev.CanCompare {
+				ev.Actions = append(ev.Actions, TimelineAction{Action: "compareBeforeAfter", Description: "Diff the state before and after the move.", Tool: "diff.text", Arguments: map[string]any{"repoPath": c.r.dir, "base": e.old, "head": e.new}})
+			}
+			if e.old != "" {
+				ev.Actions = append(ev.Actions, TimelineAction{Action: "createRescueBranch", Description: "Propose a branch at the commit HEAD left, so it cannot be lost.", Tool: "operation.preview.branch", Arguments: map[string]any{"repoPath": c.r.dir, "startPoint": e.old}, ApprovalRequired: true})
+			}
+			ev.Actions = append(ev.Actions, copyAction(label+": "+msg))
+			events = append(events, ev)
+		}
+	}
+	sort.SliceStable(events, func(i, j int) bool { return events[i].OccurredAtUnix > events[j].OccurredAtUnix })
+	truncated := false
+	if len(events) > int(limit) {
+		events, truncated = events[:limit], true
+	}
+	return events, truncated, nil
+}

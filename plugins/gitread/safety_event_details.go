@@ -1,0 +1,37 @@
+package gitread
+
+import (
+	"context"
+
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+func init() { registerFluxGit("safety.eventDetails", (*Provider).safetyEventDetails) }
+
+// EventDetailsData is the safety.eventDetails payload.
+type EventDetailsData struct {
+	Event            *TimelineEvent `json:"event"`
+	EventFound       bool           `json:"eventFound"`
+	ReadOnly         bool           `json:"readOnly"`
+	ApprovalRequired bool           `json:"approvalRequired"`
+	ApprovalMessage  string         `json:"approvalMessage"`
+}
+
+func (p *Provider) safetyEventDetails(ctx context.Context, call *sdk.Call) (any, error) {
+	c, err := p.fxFluxOpen(ctx, call)
+	if err != nil {
+		return nil, err
+	}
+	evs, _, err := p.fxTimeline(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	d := &EventDetailsData{ReadOnly: true, ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
+	for i := range evs {
+		if c.args.EventID == "" || evs[i].ID == c.args.EventID {
+			d.Event, d.EventFound = &evs[i], true
+			break
+		}
+	}
+	return d, nil
+}
