@@ -1,0 +1,355 @@
+package gitread
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+// maxBranchRefs bounds how many refs repo.branchStack loads.
+const maxBranchRefs = 10000
+
+var defaultBaseCandidates = []string{"main", "master", "develop", "dev", "trunk"}
+
+type branchStackArgs struct {
+	RepoPath       string       `json:"repoPath"`
+	RepoID         string       `json:"repoId"`
+	BaseCandidates []string     `json:"baseCandidates"`
+	MaxRelated     *json.Number `json:"maxRelated"`
+}
+
+// StackCurrent is the checked-out position.
+type StackCurrent struct {
+	Ref    string  `json:"ref"`
+	Label  string  `json:"label"`
+	Commit *string `json:"commit"`
+	Ahead  int64   `json:"ahead"`
+	Behind int64   `json:"behind"`
+}
+
+// StackRef is a ref with its commit.
+type StackRef struct {
+	Ref    string `json:"ref"`
+	Label  string `json:"label"`
+	Commit string `json:"commit"`
+}
+
+// StackBase is the base branch and the distance to it.
+type StackBase struct {
+	StackRef
+	Distance struct {
+		AheadFromBase int64 `json:"aheadFromBase"`
+		BehindBase    int64 `json:"behindBase"`
+	} `json:"distance"`
+}
+
+// StackRelated is a local branch related to the current one.
+type StackRelated struct {
+	StackRef
+	Relation       string  `json:"relation"`
+	AheadOfCurrent int64   `json:"aheadOfCurrent"`
+	BehindCurrent  int64   `json:"behindCurrent"`
+	Upstream       *string `json:"upstream"`
+}
+
+// StackAction is a suggested follow-up call.
+type StackAction struct {
+	ID          string         `json:"id"`
+	Tool        string         `json:"tool"`
+	Arguments   map[string]any `json:"arguments"`
+	Description string         `json:"description"`
+}
+
+// BranchStackData is the repo.branchStack payload.
+type BranchStackData struct {
+	Current               StackCurrent   `json:"current"`
+	Upstream              *StackRef      `json:"upstream"`
+	Base                  *StackBase     `json:"base"`
+	Related               []StackRelated `json:"related"`
+	RelatedTruncated      bool           `json:"relatedTruncated"`
+	Risk                  string         `json:"risk"`
+	Summary               string         `json:"summary"`
+	Guidance              string         `json:"guidance"`
+	SuggestedActions      []StackAction  `json:"suggestedActions"`
+	Model                 string         `json:"model"`
+	NetworkFetchPerformed bool           `json:"networkFetchPerformed"`
+	ReadOnly              bool           `json:"readOnly"`
+}
+
+func init() { register("repo.branchStack", (*Provider).branchStack) }
+
+type refInfo struct{ oid, upstream string }
+
+func refLabel(ref string) string {
+	for _, p := range []string{"refs/heads/", "refs/remotes/", "refs/tags/"} {
+		if strings.HasPrefix(ref, p) {
+			return strings.TrimPrefix(ref, p)
+		}
+	}
+	return ref
+}
+
+func (p *Provider) branchStack(ctx context.Context, call *sdk.Call) (any, error) {
+	var a branchStackArgs
+	if err := decode(call, &a); err != nil {
+		return nil, err
+	}
+	maxRelated, err := intArg("maxRelated", a.MaxRelated, 8, 1, 50)
+	if err != nil {
+		return nil, err
+	}
+	cands := a.BaseCandidates
+	if cands == nil {
+		cands = defaultBaseCandidates
+	}
+	if len(cands) > 256 {
+		return nil, invalid("arguments.baseCandidates must have at most 256 items")
+	}
+	for i, c := range cands {
+		if err := checkRev("baseCandidates["+strconv.Itoa(i)+"]", c); err != nil {
+			return nil, err
+		}
+		if c == "" || len(c) > 4096 {
+			return nil, invalid("arguments.baseCandidates[" + strconv.Itoa(i) + "] must be 1 to 4096 characters")
+		}
+	}
+	r, err := p.open(ctx, call, a.RepoPath)
+	if err != nil {
+		return nil, err
+	}
+
+	// Phase 1: HEAD, its commit and every branch with its upstream, at once.
+	var curRef, headOID string
+	refs := map[string]refInfo{}
+	var locals []string
+	err = parallel(
+		func() error {
+			out, err := p.runner.Run(ctx, r.dir, "symbolic-ref", "-q", "HEAD")
+			if isExit(err, 1) {
+				return nil // detached
+			}
+			curRef = strings.TrimSpace(string(out))
+			return err
+		},
+		func() error {
+			out, err := p.runner.Run(ctx, r.dir, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+			if isExit(err, 1) {
+				return nil // unborn
+			}
+			headOID = strings.TrimSpace(string(out))
+			return err
+		},
+		func() error {
+			return p.stream(ctx, r, '\n', func(line []byte) error {
+				f := bytes.Split(line, []byte{0})
+				if len(f) != 3 || len(refs) >= maxBranchRefs {
+					return nil
+				}
+				name := string(f[0])
+				refs[name] = refInfo{oid: string(f[1]), upstream: string(f[2])}
+				if strings.HasPrefix(name, "refs/heads/") {
+					locals = append(locals, name)
+				}
+				return nil
+			}, "for-each-ref", "--format=%(refname)%00%(objectname)%00%(upstream)", "refs/heads", "refs/remotes")
+		},
+	)
+	if err != nil {
+		return nil, err
+	}
+
+	d := &BranchStackData{Related: []StackRelated{}, Model: "real-git-refs-no-virtual-branches", ReadOnly: true}
+	d.Current.Ref, d.Current.Label = "HEAD", "HEAD (detached)"
+	if curRef != "" {
+		d.Current.Ref, d.Current.Label = curRef, refLabel(curRef)
+	}
+	if isOID(headOID) {
+		d.Current.Commit = &headOID
+	}
+	if up := refs[curRef].upstream; curRef != "" && up != "" {
+		if info, ok := refs[up]; ok {
+			d.Upstream = &StackRef{Ref: up, Label: refLabel(up), Commit: info.oid}
+		}
+	}
+	for _, c := range cands {
+		for _, ref := range []string{"refs/heads/" + c, "refs/remotes/origin/" + c} {
+			if info, ok := refs[ref]; ok && ref != curRef && d.Base == nil {
+				d.Base = &StackBase{StackRef: StackRef{Ref: ref, Label: refLabel(ref), Commit: info.oid}}
+			}
+		}
+	}
+
+	// Phase 2: distances and branch containment, all independent.
+	var tracking, descends, shares []string
+	if d.Current.Commit != nil {
+		err = parallel(
+			func() (err error) {
+				if d.Upstream != nil {
+					d.Current.Ahead, d.Current.Behind, err = p.leftRight(ctx, r, headOID, d.Upstream.Commit)
+				}
+				return err
+			},
+			func() (err error) {
+				if d.Base != nil {
+					d.Base.Distance.AheadFromBase, d.Base.Distance.BehindBase, err = p.leftRight(ctx, r, headOID, d.Base.Commit)
+				}
+				return err
+			},
+			func() (err error) {
+				descends, err = p.containing(ctx, r, headOID)
+				return err
+			},
+			func() error {
+				if d.Base == nil {
+					return nil
+				}
+				out, err := p.runner.Run(ctx, r.dir, "merge-base", headOID, d.Base.Commit)
+				if isExit(err, 1) {
+					return nil // unrelated histories
+				}
+				if err != nil {
+					return err
+				}
+				fork := strings.TrimSpace(string(out))
+				if isOID(fork) {
+					shares, err = p.containing(ctx, r, fork)
+				}
+				return err
+			},
+		)
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range locals {
+		if refs[l].upstream == curRef && curRef != "" && l != curRef {
+			tracking = append(tracking, l)
+		}
+	}
+
+	seen := map[string]bool{curRef: true}
+	if d.Base != nil {
+		seen[d.Base.Ref] = true
+	}
+	var cand []StackRelated
+	add := func(list []string, rel string) {
+		sort.Strings(list)
+		for _, ref := range list {
+			if seen[ref] {
+				continue
+			}
+			seen[ref] = true
+			info := refs[ref]
+			sr := StackRelated{StackRef: StackRef{Ref: ref, Label: refLabel(ref), Commit: info.oid}, Relation: rel}
+			if info.upstream != "" {
+				up := info.upstream
+				sr.Upstream = &up
+			}
+			cand = append(cand, sr)
+		}
+	}
+	add(tracking, "tracks-current")
+	add(descends, "descends-from-current")
+	add(shares, "shares-base")
+	if int64(len(cand)) > maxRelated {
+		cand, d.RelatedTruncated = cand[:maxRelated], true
+	}
+	if d.Current.Commit != nil {
+		err = forEach(len(cand), 8, func(i int) (err error) {
+			cand[i].BehindCurrent, cand[i].AheadOfCurrent, err = p.leftRight(ctx, r, headOID, cand[i].Commit)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	d.Related = append(d.Related, cand...)
+
+	c := d.Current
+	switch {
+	case c.Ahead > 0 && c.Behind > 0:
+		d.Risk = "high"
+	case d.Upstream == nil || c.Behind > 0 || len(d.Related) > 0:
+		d.Risk = "medium"
+	default:
+		d.Risk = "low"
+	}
+	d.Summary = stackSummary(d)
+	d.Guidance = "Refs are read as they are on disk: no fetch was run, so remote-tracking branches may be stale. " +
+		"Before rewriting this branch (rebase, amend, reset) check the related branches: branches that descend " +
+		"from it or track it would need to be rebased too. Use repo.conflictPreflight to test a merge or rebase " +
+		"without touching the work tree."
+	d.SuggestedActions = stackActions(d)
+	return d, nil
+}
+
+// leftRight counts commits only in a (left) and only in b (right).
+func (p *Provider) leftRight(ctx context.Context, r *repo, a, b string) (int64, int64, error) {
+	args := []string{"rev-list", "--left-right", "--count", a + "..." + b, "--"}
+	out, err := p.runner.Run(ctx, r.dir, args...)
+	if err != nil {
+		return 0, 0, err
+	}
+	l, rr, ok := strings.Cut(strings.TrimSpace(string(out)), "\t")
+	x, err1 := atoi64(l)
+	y, err2 := atoi64(rr)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, 0, &failure{gitexec.Command(r.dir, args...), "unexpected rev-list output"}
+	}
+	return x, y, nil
+}
+
+// containing lists local branches whose history contains oid.
+func (p *Provider) containing(ctx context.Context, r *repo, oid string) ([]string, error) {
+	var out []string
+	err := p.stream(ctx, r, '\n', func(line []byte) error {
+		if len(out) < maxBranchRefs && len(line) > 0 {
+			out = append(out, string(line))
+		}
+		return nil
+	}, "for-each-ref", "--format=%(refname)", "--contains", oid, "refs/heads")
+	return out, err
+}
+
+func stackSummary(d *BranchStackData) string {
+	var b strings.Builder
+	b.WriteString(d.Current.Label)
+	if d.Upstream != nil {
+		b.WriteString(" is " + strconv.FormatInt(d.Current.Ahead, 10) + " ahead and " + strconv.FormatInt(d.Current.Behind, 10) + " behind " + d.Upstream.Label)
+	} else {
+		b.WriteString(" has no upstream")
+	}
+	if d.Base != nil {
+		b.WriteString("; " + strconv.FormatInt(d.Base.Distance.AheadFromBase, 10) + " commit(s) on top of base " + d.Base.Label +
+			", which has " + strconv.FormatInt(d.Base.Distance.BehindBase, 10) + " newer commit(s)")
+	}
+	b.WriteString("; " + strconv.Itoa(len(d.Related)) + " related branch(es); risk " + d.Risk + ".")
+	s, _ := clip(b.String(), 1000)
+	return s
+}
+
+func stackActions(d *BranchStackData) []StackAction {
+	acts := []StackAction{}
+	if d.Base != nil {
+		acts = append(acts, StackAction{ID: "compareWithBase", Tool: "diff.text",
+			Arguments:   map[string]any{"base": d.Base.Commit, "head": "HEAD"},
+			Description: "Show what this branch changes relative to " + d.Base.Label + "."})
+	}
+	acts = append(acts,
+		StackAction{ID: "showAllBranchContext", Tool: "repo.refs", Arguments: map[string]any{},
+			Description: "List every branch, tag and stash."},
+		StackAction{ID: "openSafetyTimeline", Tool: "safety.timeline", Arguments: map[string]any{},
+			Description: "Review recent FluxGit safety events and restore points (needs FluxGit)."})
+	if d.Base != nil {
+		acts = append(acts, StackAction{ID: "prepareGuardedRebasePlan", Tool: "operation.preview.rebase",
+			Arguments:   map[string]any{},
+			Description: "Propose a rebase onto the base for human approval; nothing runs until it is approved."})
+	}
+	return acts
+}

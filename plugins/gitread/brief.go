@@ -1,0 +1,274 @@
+package gitread
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+// briefBudget is the most characters repo.brief's serialized data may
+// take; the answer is shrunk step by step until it fits.
+const briefBudget = 2400
+
+type briefArgs struct {
+	RepoPath      string       `json:"repoPath"`
+	RepoID        string       `json:"repoId"`
+	RecentCommits *json.Number `json:"recentCommits"`
+}
+
+// BriefHead is the branch state.
+type BriefHead struct {
+	Branch   *string `json:"branch"`
+	Detached bool    `json:"detached"`
+	Sha      *string `json:"sha"`
+	Upstream *string `json:"upstream"`
+	Ahead    int64   `json:"ahead"`
+	Behind   int64   `json:"behind"`
+}
+
+// BriefTree counts work-tree changes.
+type BriefTree struct {
+	Clean      bool  `json:"clean"`
+	Staged     int64 `json:"staged"`
+	Unstaged   int64 `json:"unstaged"`
+	Untracked  int64 `json:"untracked"`
+	Conflicted int64 `json:"conflicted"`
+}
+
+// BriefSubmodule is a submodule that needs attention.
+type BriefSubmodule struct {
+	State  string `json:"state"`
+	Path   string `json:"path"`
+	Commit string `json:"commit"`
+}
+
+// BriefSubmodules summarizes the submodule scan.
+type BriefSubmodules struct {
+	Total              int64            `json:"total"`
+	Clean              int64            `json:"clean"`
+	Drifted            int64            `json:"drifted"`
+	Uninitialized      int64            `json:"uninitialized"`
+	Conflicts          int64            `json:"conflicts"`
+	Skipped            int64            `json:"skipped"`
+	Attention          []BriefSubmodule `json:"attention"`
+	AttentionTruncated bool             `json:"attentionTruncated"`
+}
+
+// BriefData is the repo.brief payload.
+type BriefData struct {
+	Head                BriefHead       `json:"head"`
+	OperationInProgress *string         `json:"operationInProgress"`
+	WorkingTree         BriefTree       `json:"workingTree"`
+	Stashes             int64           `json:"stashes"`
+	Submodules          BriefSubmodules `json:"submodules"`
+	RecentCommits       []ShortCommit   `json:"recentCommits"`
+	Conventions         struct {
+		ConventionalCommitRatio *float64 `json:"conventionalCommitRatio"`
+		DefaultBranch           *string  `json:"defaultBranch"`
+	} `json:"conventions"`
+	Hints []string `json:"hints"`
+	// Truncated is set when names, subjects or lists were shortened to
+	// keep the answer inside its budget.
+	Truncated bool `json:"truncated"`
+}
+
+var conventionalRe = regexp.MustCompile(`^[a-z]{1,12}(\([^()]*\))?!?:\s*\S`)
+
+func init() { register("repo.brief", (*Provider).repoBrief) }
+
+func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
+	var a briefArgs
+	if err := decode(call, &a); err != nil {
+		return nil, err
+	}
+	nCommits, err := intArg("recentCommits", a.RecentCommits, 10, 1, 20)
+	if err != nil {
+		return nil, err
+	}
+	r, err := p.open(ctx, call, a.RepoPath)
+	if err != nil {
+		return nil, err
+	}
+
+	var (
+		head    *statusHead
+		tree    BriefTree
+		gitDir  string
+		commits []ShortCommit
+		logErr  error
+		defBr   string
+		subs    *subScan
+	)
+	// Five independent reads at once; the submodule scan adds one
+	// rev-parse per initialized submodule.
+	err = parallel(
+		func() (err error) {
+			head, err = p.scanStatus(ctx, r, true, "", func(e StatusEntry) {
+				switch {
+				case e.Status == "??":
+					tree.Untracked++
+				case isConflict(e.Status):
+					tree.Conflicted++
+				default:
+					if e.Status[0] != ' ' {
+						tree.Staged++
+					}
+					if e.Status[1] != ' ' {
+						tree.Unstaged++
+					}
+				}
+			})
+			return err
+		},
+		func() (err error) { gitDir, _, err = p.gitDirs(ctx, r); return err },
+		func() error { commits, logErr = p.shortLog(ctx, r, 50, 120, ""); return nil },
+		func() error {
+			out, err := p.runner.Run(ctx, r.dir, "symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD")
+			if err == nil {
+				defBr = strings.TrimPrefix(strings.TrimSpace(string(out)), "origin/")
+				return nil
+			}
+			if isExit(err, 1, 128) {
+				return nil
+			}
+			return err
+		},
+		func() (err error) { subs, err = p.scanSubmodules(ctx, call, r, true); return err },
+	)
+	if err != nil {
+		return nil, err
+	}
+	if head.OID != nil && logErr != nil {
+		return nil, logErr
+	}
+	if head.OID == nil {
+		commits = nil
+	}
+
+	d := &BriefData{WorkingTree: tree, Stashes: head.Stashes, Hints: []string{}}
+	d.WorkingTree.Clean = tree == BriefTree{}
+	d.Head = BriefHead{Branch: head.Branch, Detached: head.Detached, Upstream: head.Upstream, Ahead: head.Ahead, Behind: head.Behind}
+	if len(commits) > 0 {
+		sha := commits[0].Sha
+		d.Head.Sha = &sha
+	}
+	if op := operationIn(gitDir); op != "" {
+		d.OperationInProgress = &op
+	}
+	if defBr != "" {
+		d.Conventions.DefaultBranch = &defBr
+	}
+	if len(commits) > 0 {
+		conv := 0
+		for _, c := range commits {
+			if conventionalRe.MatchString(c.Subject) {
+				conv++
+			}
+		}
+		ratio := math.Round(float64(conv)/float64(len(commits))*100) / 100
+		d.Conventions.ConventionalCommitRatio = &ratio
+	}
+	sm := &d.Submodules
+	sm.Attention = []BriefSubmodule{}
+	sm.Skipped = subs.skipped
+	sm.AttentionTruncated = subs.capped
+	var attention []BriefSubmodule
+	for _, m := range subs.list {
+		sm.Total++
+		switch m.State {
+		case " ":
+			sm.Clean++
+			continue
+		case "+":
+			sm.Drifted++
+		case "-":
+			sm.Uninitialized++
+		case "U":
+			sm.Conflicts++
+		}
+		attention = append(attention, BriefSubmodule{State: m.State, Path: m.Path, Commit: m.Commit})
+	}
+
+	// Hints, most urgent first, at most three.
+	var hints []string
+	if tree.Conflicted > 0 {
+		hints = append(hints, strconv.FormatInt(tree.Conflicted, 10)+" conflicted path(s): read them with conflict.read before anything else.")
+	}
+	if d.OperationInProgress != nil {
+		hints = append(hints, "A "+*d.OperationInProgress+" is in progress; finish or abort it before starting new work.")
+	}
+	if head.Detached {
+		hints = append(hints, "HEAD is detached: new commits would belong to no branch.")
+	}
+	if head.Behind > 0 && tree.Conflicted == 0 {
+		hints = append(hints, "The branch is "+strconv.FormatInt(head.Behind, 10)+" commit(s) behind its upstream; check repo.conflictPreflight before merging or rebasing.")
+	}
+	if len(attention) > 0 || subs.capped {
+		hints = append(hints, strconv.Itoa(len(attention))+" submodule(s) need attention; see submodule.status.")
+	}
+	d.Hints = hints[:min(3, len(hints))]
+	if hints == nil {
+		d.Hints = []string{}
+	}
+
+	fitBrief(d, commits, attention, int(nCommits))
+	return d, nil
+}
+
+// fitBrief fills the lists and shortens names until the serialized data
+// is under the budget, trying the most generous level first.
+func fitBrief(d *BriefData, commits []ShortCommit, attention []BriefSubmodule, nCommits int) {
+	type level struct{ commits, subject, attention, name int }
+	levels := []level{
+		{nCommits, 72, 10, 120},
+		{nCommits, 48, 10, 80},
+		{min(nCommits, 10), 40, 5, 60},
+		{min(nCommits, 5), 32, 3, 40},
+		{min(nCommits, 3), 24, 2, 24},
+		{1, 16, 1, 16},
+		{0, 0, 0, 12},
+	}
+	orig := *d
+	origHead := d.Head
+	for _, lv := range levels {
+		*d = orig
+		cut := false
+		c := func(s string, n int) string {
+			s2, t := clip(s, n)
+			cut = cut || t
+			return s2
+		}
+		cp := func(s *string, n int) *string {
+			if s == nil {
+				return nil
+			}
+			v := c(*s, n)
+			return &v
+		}
+		d.Head.Branch, d.Head.Upstream = cp(origHead.Branch, lv.name), cp(origHead.Upstream, lv.name)
+		d.Conventions.DefaultBranch = cp(orig.Conventions.DefaultBranch, lv.name)
+		d.RecentCommits = []ShortCommit{}
+		for i := 0; i < len(commits) && i < lv.commits; i++ {
+			d.RecentCommits = append(d.RecentCommits, ShortCommit{Sha: commits[i].Sha, Subject: c(commits[i].Subject, lv.subject)})
+		}
+		if lv.commits < nCommits && len(commits) > lv.commits {
+			cut = true
+		}
+		d.Submodules.Attention = []BriefSubmodule{}
+		for i := 0; i < len(attention) && i < lv.attention; i++ {
+			m := attention[i]
+			m.Path = c(m.Path, lv.name)
+			d.Submodules.Attention = append(d.Submodules.Attention, m)
+		}
+		d.Submodules.AttentionTruncated = orig.Submodules.AttentionTruncated || len(attention) > lv.attention
+		d.Truncated = cut
+		if jsonLen(d) < briefBudget {
+			return
+		}
+	}
+}

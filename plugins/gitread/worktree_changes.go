@@ -1,0 +1,66 @@
+package gitread
+
+import (
+	"context"
+
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+// maxChangeEntries caps each list of worktree.changes.
+const maxChangeEntries = 1000
+
+type repoOnlyArgs struct {
+	RepoPath string `json:"repoPath"`
+	RepoID   string `json:"repoId"`
+}
+
+// WorktreeChangesData is the worktree.changes payload: the porcelain
+// entries split by where the change lives. A path staged and then edited
+// again appears in both staged and unstaged; conflicted paths too.
+type WorktreeChangesData struct {
+	Staged         []StatusEntry `json:"staged"`
+	Unstaged       []StatusEntry `json:"unstaged"`
+	Untracked      []StatusEntry `json:"untracked"`
+	StagedCount    int64         `json:"stagedCount"`
+	UnstagedCount  int64         `json:"unstagedCount"`
+	UntrackedCount int64         `json:"untrackedCount"`
+	Truncated      bool          `json:"truncated"`
+}
+
+func init() { register("worktree.changes", (*Provider).worktreeChanges) }
+
+func (p *Provider) worktreeChanges(ctx context.Context, call *sdk.Call) (any, error) {
+	var a repoOnlyArgs
+	if err := decode(call, &a); err != nil {
+		return nil, err
+	}
+	r, err := p.open(ctx, call, a.RepoPath)
+	if err != nil {
+		return nil, err
+	}
+	d := &WorktreeChangesData{Staged: []StatusEntry{}, Unstaged: []StatusEntry{}, Untracked: []StatusEntry{}}
+	add := func(list *[]StatusEntry, n *int64, e StatusEntry) {
+		*n++
+		if len(*list) < maxChangeEntries {
+			*list = append(*list, e)
+		} else {
+			d.Truncated = true
+		}
+	}
+	_, err = p.scanStatus(ctx, r, false, "", func(e StatusEntry) {
+		if e.Status == "??" {
+			add(&d.Untracked, &d.UntrackedCount, e)
+			return
+		}
+		if e.Status[0] != ' ' {
+			add(&d.Staged, &d.StagedCount, e)
+		}
+		if e.Status[1] != ' ' {
+			add(&d.Unstaged, &d.UnstagedCount, e)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
