@@ -7,12 +7,14 @@ import (
 
 	"github.com/fluxgit/fluxgit/plugins/gitread"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
+	"github.com/fluxgit/fluxgit/plugins/shiftroster"
 )
 
 // Factories maps a provider name to its constructor. A provider appears
 // here only when its tools really work: an unfinished provider is absent.
 var Factories = map[string]func() sdk.Provider{
-	"git-read": func() sdk.Provider { return gitread.New() },
+	"git-read":     func() sdk.Provider { return gitread.New() },
+	"shift-roster": func() sdk.Provider { return shiftroster.New() },
 }
 
 // Names returns the built-in provider names, sorted.
@@ -27,4 +29,4 @@ func Names() []string {
 
 // Planned are providers the contract names that later work will add; spec
 // lint accepts them so their spec files can land before their code.
-var Planned = []string{"handshake", "agents-presence", "shift-roster"}
+var Planned = []string{"handshake", "agents-presence"}

@@ -1,0 +1,231 @@
+package shiftroster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/fluxgit/fluxgit/host/catalog"
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+	"github.com/fluxgit/fluxgit/schemas"
+	"github.com/fluxgit/fluxgit/spec"
+)
+
+// realTempDir is t.TempDir with symlinks resolved.
+func realTempDir(t testing.TB) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// testProvider is a provider on a private state directory with a fixed
+// default workspace.
+func testProvider(t testing.TB, stateDir, defaultWS string) *Provider {
+	t.Helper()
+	p := NewWithConfig(Config{StateDir: stateDir, DefaultWorkspace: defaultWS, Logger: hclog.NewNullLogger()})
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+func openStore(t testing.TB, dir string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), dir, opts)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dir, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// call runs one tool call with arguments given as a Go value.
+func call(t testing.TB, p *Provider, tool string, args any) *sdk.Result {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.CallTool(context.Background(), &sdk.Call{Tool: tool, Arguments: raw})
+	if err != nil {
+		t.Fatalf("%s(%s): %v", tool, raw, err)
+	}
+	checkPayload(t, tool, res)
+	return res
+}
+
+func checkIn(t testing.TB, p *Provider, args map[string]any) *CheckInData {
+	t.Helper()
+	res := call(t, p, ToolCheckIn, args)
+	if res.Error != nil {
+		t.Fatalf("check-in %v failed: %+v %s", args, res.Error, res.Error.Data)
+	}
+	var d CheckInData
+	if err := json.Unmarshal(res.Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	return &d
+}
+
+func checkOut(t testing.TB, p *Provider, args map[string]any) *CheckOutData {
+	t.Helper()
+	res := call(t, p, ToolCheckOut, args)
+	if res.Error != nil {
+		t.Fatalf("check-out %v failed: %+v %s", args, res.Error, res.Error.Data)
+	}
+	var d CheckOutData
+	if err := json.Unmarshal(res.Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	return &d
+}
+
+var (
+	catalogOnce sync.Once
+	catalogVal  *catalog.Catalog
+	catalogErr  error
+	rowSchema   *jsonschema.Schema
+)
+
+func loadSchemas(t testing.TB) {
+	t.Helper()
+	catalogOnce.Do(func() {
+		catalogVal, catalogErr = catalog.Load(spec.FS)
+		if catalogErr != nil {
+			return
+		}
+		raw, err := schemas.FS.ReadFile("roster-row.schema.json")
+		if err != nil {
+			catalogErr = err
+			return
+		}
+		c := jsonschema.NewCompiler()
+		c.Draft = jsonschema.Draft2020
+		if err := c.AddResource("mem:///roster-row.schema.json", bytes.NewReader(raw)); err != nil {
+			catalogErr = err
+			return
+		}
+		rowSchema, catalogErr = c.Compile("mem:///roster-row.schema.json")
+	})
+	if catalogErr != nil {
+		t.Fatal(catalogErr)
+	}
+}
+
+// checkPayload wraps a provider result the way the host does and validates
+// it against the tool's outputSchema; every roster row in it must also
+// satisfy schemas/roster-row.schema.json.
+func checkPayload(t testing.TB, tool string, res *sdk.Result) {
+	t.Helper()
+	loadSchemas(t)
+	ct, ok := catalogVal.Tool(tool)
+	if !ok {
+		t.Fatalf("no spec for %s", tool)
+	}
+	env := map[string]any{"tool": tool, "readOnly": false, "source": res.Source, "tier": ct.Tier}
+	if res.Error != nil {
+		data := json.RawMessage("null")
+		if len(res.Error.Data) > 0 {
+			data = res.Error.Data
+		}
+		env["error"] = map[string]any{"code": res.Error.Code, "message": res.Error.Message, "data": data}
+	} else {
+		env["data"] = res.Data
+	}
+	raw, err := json.Marshal(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	if err := ct.ValidatePayload(v); err != nil {
+		t.Fatalf("%s payload violates its outputSchema: %v\n%s", tool, err, raw)
+	}
+	var rows struct {
+		ActiveWorkers []json.RawMessage `json:"activeWorkers"`
+	}
+	src := res.Data
+	if res.Error != nil {
+		src = res.Error.Data
+	}
+	if len(src) > 0 {
+		_ = json.Unmarshal(src, &rows)
+	}
+	for _, r := range rows.ActiveWorkers {
+		validateRow(t, r)
+	}
+}
+
+func validateRow(t testing.TB, raw json.RawMessage) {
+	t.Helper()
+	loadSchemas(t)
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := rowSchema.Validate(v); err != nil {
+		t.Fatalf("roster row violates schemas/roster-row.schema.json: %v\n%s", err, raw)
+	}
+}
+
+// watch collects resource changes published by p.
+type watch struct {
+	mu     sync.Mutex
+	events []string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startWatch(t testing.TB, p *Provider) *watch {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan sdk.ResourceChange, 64)
+	w := &watch{cancel: cancel, done: make(chan struct{})}
+	go func() { _ = p.WatchResources(ctx, ch) }()
+	select {
+	case ev := <-ch:
+		if !ev.Ready {
+			t.Fatalf("first watch event is not Ready: %+v", ev)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("watch never became ready")
+	}
+	go func() {
+		defer close(w.done)
+		for {
+			select {
+			case ev := <-ch:
+				w.mu.Lock()
+				w.events = append(w.events, ev.URI)
+				w.mu.Unlock()
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-w.done })
+	return w
+}
+
+// take returns the events so far (after letting in-flight sends land) and
+// forgets them.
+func (w *watch) take() []string {
+	time.Sleep(20 * time.Millisecond)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ev := w.events
+	w.events = nil
+	return ev
+}

@@ -1,0 +1,479 @@
+// Package shiftroster is the shift-roster provider: agents working in one
+// workspace check in with what they are doing and which files they plan to
+// touch, see everyone else who is active, and check out when done.
+//
+// The roster is a SQLite database (roster.sqlite in SHIFT_STATE_DIR, by
+// default ~/.local/state/shift-mcp-server) shared by every fluxgit process
+// of the user, so agents in separate clients see each other. Every mutation,
+// its id allocation and the roster snapshot it returns run in one
+// BEGIN IMMEDIATE transaction; lock waits are bounded (3 s); a busy,
+// corrupt or read-only store is an explicit tool error, never an in-memory
+// fallback.
+//
+// Resources: shift://status (the default workspace) and the template
+// shift://status{?workspace}. After every committed real change this
+// process publishes the affected URIs through WatchResources; reads always
+// see what any process committed.
+package shiftroster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+// Source is the Result.Source of every answer.
+const Source = "shift-roster"
+
+// Tool names.
+const (
+	ToolCheckIn  = "shift_check_in"
+	ToolCheckOut = "shift_check_out"
+)
+
+// Input bounds, in characters; they mirror the tools' inputSchemas.
+const (
+	MaxGistLen    = 4000
+	MaxFiles      = 500
+	MaxFileLen    = 4096
+	MaxSummaryLen = 1000
+)
+
+// Tool error codes (the roster's range, 10020-10029) with their
+// data.reason.
+const (
+	CodeUnknownWorker     = 10020 // unknown_worker
+	CodeStoreBusy         = 10021 // store_busy
+	CodeStoreCorrupt      = 10022 // store_corrupt
+	CodeStoreReadOnly     = 10023 // store_readonly
+	CodeStoreUnavailable  = 10024 // store_unavailable
+	CodeStoreIncompatible = 10025 // store_incompatible
+)
+
+// ReasonUnknownWorker is data.reason of CodeUnknownWorker.
+const ReasonUnknownWorker = "unknown_worker"
+
+// Config is what a Provider needs from its environment.
+type Config struct {
+	// StateDir holds roster.sqlite. When empty, StateDirErr says why.
+	StateDir    string
+	StateDirErr error
+	// DefaultWorkspace is used for an omitted or empty workspace and for
+	// the bare shift://status. Empty means it could not be determined.
+	DefaultWorkspace string
+	// Store tunes the store (tests shorten the budget).
+	Store Options
+	// Logger defaults to the SDK's stderr logger.
+	Logger hclog.Logger
+}
+
+// Provider serves shift_check_in, shift_check_out and the status
+// resources.
+type Provider struct {
+	*sdk.Broadcaster
+	cfg Config
+	log hclog.Logger
+
+	mu    sync.Mutex
+	store *Store
+	// storeHook is applied to every store this provider opens (tests).
+	storeHook func(*Store)
+}
+
+var _ sdk.Provider = (*Provider)(nil)
+
+// New configures a Provider from the process: SHIFT_STATE_DIR and
+// SHIFT_WORKSPACE, and the start directory for the default workspace
+// (resolved once, now, at provider start).
+func New() *Provider {
+	dir, dirErr := stateDirFromEnv(os.Getenv)
+	cfg := Config{StateDir: dir, StateDirErr: dirErr}
+	env := os.Getenv(EnvWorkspace)
+	if cwd, err := os.Getwd(); err == nil || env != "" {
+		cfg.DefaultWorkspace = ResolveDefaultWorkspace(context.Background(), env, cwd, gitexecTopLevel)
+	}
+	return NewWithConfig(cfg)
+}
+
+// NewWithConfig returns a Provider with an explicit configuration. The
+// store is opened on first use, and again on a later call if opening
+// failed, so fixing the state directory needs no restart.
+func NewWithConfig(cfg Config) *Provider {
+	log := cfg.Logger
+	if log == nil {
+		log = sdk.Logger(Source)
+	}
+	return &Provider{Broadcaster: &sdk.Broadcaster{}, cfg: cfg, log: log}
+}
+
+// DefaultWorkspace is the workspace an omitted workspace argument means.
+func (p *Provider) DefaultWorkspace() string { return p.cfg.DefaultWorkspace }
+
+// Close closes the store, if open.
+func (p *Provider) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.store == nil {
+		return nil
+	}
+	err := p.store.Close()
+	p.store = nil
+	return err
+}
+
+func (p *Provider) openStore(ctx context.Context) (*Store, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.store != nil {
+		return p.store, nil
+	}
+	if p.cfg.StateDir == "" {
+		err := p.cfg.StateDirErr
+		if err == nil {
+			err = errors.New("no state directory configured")
+		}
+		return nil, &StoreError{Reason: ReasonUnavailable, Op: "open", Err: err}
+	}
+	s, err := Open(ctx, p.cfg.StateDir, p.cfg.Store)
+	if err != nil {
+		p.log.Warn("roster store unavailable", "dir", p.cfg.StateDir, "err", err)
+		return nil, err
+	}
+	if p.storeHook != nil {
+		p.storeHook(s)
+	}
+	p.store = s
+	return s, nil
+}
+
+// Store returns the open store, opening it if needed.
+func (p *Provider) Store(ctx context.Context) (*Store, error) { return p.openStore(ctx) }
+
+// CheckInData is the data of a successful shift_check_in: the session
+// (flat, as the reference server returns it), what the call changed, the
+// resolved workspace and its status URI, the workspace's active workers and
+// the coordination notice.
+type CheckInData struct {
+	WorkerID      string   `json:"workerId"`
+	Gist          string   `json:"gist"`
+	Files         []string `json:"files"`
+	CheckedInAt   string   `json:"checkedInAt"`
+	UpdatedAt     string   `json:"updatedAt"`
+	Change        Change   `json:"change"`
+	Workspace     string   `json:"workspace"`
+	StatusURI     string   `json:"statusUri"`
+	ActiveWorkers []Row    `json:"activeWorkers"`
+	Notice        string   `json:"notice"`
+}
+
+// CheckOutData is the data of shift_check_out.
+type CheckOutData struct {
+	Removed       bool   `json:"removed"`
+	WorkerID      string `json:"workerId"`
+	Summary       string `json:"summary,omitempty"`
+	Workspace     string `json:"workspace"`
+	StatusURI     string `json:"statusUri"`
+	ActiveWorkers []Row  `json:"activeWorkers"`
+}
+
+// Recovery tells the agent what to do next.
+type Recovery struct {
+	Hint string `json:"hint"`
+}
+
+// UnknownWorkerData is error.data of CodeUnknownWorker.
+type UnknownWorkerData struct {
+	Reason        string   `json:"reason"`
+	WorkerID      string   `json:"workerId"`
+	Workspace     string   `json:"workspace"`
+	StatusURI     string   `json:"statusUri"`
+	Recovery      Recovery `json:"recovery"`
+	ActiveWorkers []Row    `json:"activeWorkers"`
+}
+
+// StoreErrorData is error.data of the store error codes.
+type StoreErrorData struct {
+	Reason    string   `json:"reason"`
+	Operation string   `json:"operation"`
+	StateDir  string   `json:"stateDir"`
+	Database  string   `json:"database"`
+	Details   string   `json:"details"`
+	Recovery  Recovery `json:"recovery"`
+}
+
+type checkInArgs struct {
+	Gist      string    `json:"gist"`
+	Files     *[]string `json:"files"`
+	Workspace string    `json:"workspace"`
+	WorkerID  string    `json:"workerId"`
+}
+
+type checkOutArgs struct {
+	WorkerID  string `json:"workerId"`
+	Workspace string `json:"workspace"`
+	Summary   string `json:"summary"`
+}
+
+// CallTool runs shift_check_in or shift_check_out.
+func (p *Provider) CallTool(ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
+	if call == nil {
+		return nil, errors.New("shiftroster: nil call")
+	}
+	switch call.Tool {
+	case ToolCheckIn:
+		return p.checkIn(ctx, call)
+	case ToolCheckOut:
+		return p.checkOut(ctx, call)
+	}
+	return nil, invalid("unknown tool: " + call.Tool)
+}
+
+func invalid(details string) *sdk.ArgumentError {
+	return &sdk.ArgumentError{Message: "Invalid params", Details: details}
+}
+
+// decode reads the arguments strictly. The host validated them against the
+// inputSchema already; this guards direct callers and host bugs.
+func decode(call *sdk.Call, v any) error {
+	raw := bytes.TrimSpace(call.Arguments)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return invalid("arguments do not match the tool's input schema: " + err.Error())
+	}
+	return nil
+}
+
+func checkLen(field, v string, lo, hi int) error {
+	switch n := utf8.RuneCountInString(v); {
+	case n < lo:
+		return invalid(fmt.Sprintf("arguments.%s must not be empty", field))
+	case n > hi:
+		return invalid(fmt.Sprintf("arguments.%s must be at most %d characters", field, hi))
+	}
+	return nil
+}
+
+// workspace resolves a workspace argument: empty means the default,
+// anything else is an opaque name used exactly.
+func (p *Provider) workspace(arg string) (string, error) {
+	if arg != "" {
+		if err := checkLen("workspace", arg, 1, MaxWorkspaceLen); err != nil {
+			return "", err
+		}
+		return arg, nil
+	}
+	if p.cfg.DefaultWorkspace == "" {
+		return "", invalid("arguments.workspace is required here: the default workspace is unknown (the start directory could not be read); pass workspace or set " + EnvWorkspace)
+	}
+	return p.cfg.DefaultWorkspace, nil
+}
+
+func (p *Provider) checkIn(ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
+	var a checkInArgs
+	if err := decode(call, &a); err != nil {
+		return nil, err
+	}
+	if err := checkLen("gist", a.Gist, 1, MaxGistLen); err != nil {
+		return nil, err
+	}
+	in := CheckInInput{Gist: a.Gist}
+	if a.Files != nil {
+		if len(*a.Files) > MaxFiles {
+			return nil, invalid(fmt.Sprintf("arguments.files must have at most %d items", MaxFiles))
+		}
+		for i, f := range *a.Files {
+			if err := checkLen(fmt.Sprintf("files[%d]", i), f, 1, MaxFileLen); err != nil {
+				return nil, err
+			}
+		}
+		in.Files, in.HasFiles = *a.Files, true
+	}
+	if a.WorkerID != "" {
+		id, ok := NormalizeWorkerID(a.WorkerID)
+		if !ok {
+			return nil, invalid("arguments.workerId must be 6 ASCII letters or digits")
+		}
+		in.WorkerID = id
+	}
+	ws, err := p.workspace(a.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	in.Workspace = ws
+	store, err := p.openStore(ctx)
+	if err != nil {
+		return p.storeFailure(err, ws)
+	}
+	res, err := store.CheckIn(ctx, in)
+	var uw *UnknownWorkerError
+	if errors.As(err, &uw) {
+		return unknownWorker(uw), nil
+	}
+	if err != nil {
+		return p.storeFailure(err, ws)
+	}
+	if res.Change != Unchanged {
+		p.publish(ws)
+	}
+	d := &CheckInData{
+		WorkerID: res.Session.WorkerID, Gist: res.Session.Gist, Files: res.Session.Files,
+		CheckedInAt: res.Session.CheckedInAt, UpdatedAt: res.Session.UpdatedAt, Change: res.Change,
+		Workspace: ws, StatusURI: QualifiedStatusURI(ws), ActiveWorkers: res.Workers,
+		Notice: Notice(soloRoster(res.Workers, res.Session.WorkerID)),
+	}
+	return ok(d, CheckInMarkdown(d))
+}
+
+func (p *Provider) checkOut(ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
+	var a checkOutArgs
+	if err := decode(call, &a); err != nil {
+		return nil, err
+	}
+	id, valid := NormalizeWorkerID(a.WorkerID)
+	if !valid {
+		return nil, invalid("arguments.workerId must be 6 ASCII letters or digits")
+	}
+	if err := checkLen("summary", a.Summary, 0, MaxSummaryLen); err != nil {
+		return nil, err
+	}
+	ws, err := p.workspace(a.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	store, err := p.openStore(ctx)
+	if err != nil {
+		return p.storeFailure(err, ws)
+	}
+	res, err := store.CheckOut(ctx, ws, id)
+	if err != nil {
+		return p.storeFailure(err, ws)
+	}
+	if res.Removed {
+		p.publish(ws)
+	}
+	d := &CheckOutData{Removed: res.Removed, WorkerID: id, Summary: a.Summary, Workspace: ws,
+		StatusURI: QualifiedStatusURI(ws), ActiveWorkers: res.Workers}
+	return ok(d, CheckOutMarkdown(d))
+}
+
+func ok(data any, text string) (*sdk.Result, error) {
+	r, err := sdk.OK(Source, data)
+	if err != nil {
+		return nil, err
+	}
+	r.Text = text
+	return r, nil
+}
+
+// publish announces a committed change of ws: its qualified URI, and the
+// bare URI too when ws is the default workspace.
+func (p *Provider) publish(ws string) {
+	p.Publish(sdk.ResourceChange{URI: QualifiedStatusURI(ws)})
+	if ws == p.cfg.DefaultWorkspace {
+		p.Publish(sdk.ResourceChange{URI: StatusURI})
+	}
+}
+
+func unknownWorker(e *UnknownWorkerError) *sdk.Result {
+	d := &UnknownWorkerData{
+		Reason: ReasonUnknownWorker, WorkerID: e.WorkerID, Workspace: e.Workspace,
+		StatusURI:     QualifiedStatusURI(e.Workspace),
+		Recovery:      Recovery{Hint: "Omit workerId to start a new session, or reuse an ID from the active workers table (it may have been checked out, or belong to another workspace)."},
+		ActiveWorkers: e.Workers,
+	}
+	if d.ActiveWorkers == nil {
+		d.ActiveWorkers = []Row{}
+	}
+	msg := fmt.Sprintf("Worker ID %s not found in workspace %s. Omit workerId to start a new session.", e.WorkerID, EscapeCell(e.Workspace))
+	r := sdk.Fail(Source, CodeUnknownWorker, msg, d)
+	r.Text = UnknownWorkerMarkdown(d, msg)
+	return r
+}
+
+// storeFailure turns a store error into its tool error. Cancellation and
+// anything unexpected stay Go errors (JSON-RPC errors from the host).
+func (p *Provider) storeFailure(err error, ws string) (*sdk.Result, error) {
+	var se *StoreError
+	if !errors.As(err, &se) {
+		return nil, err
+	}
+	code, msg, hint := describeStoreError(se)
+	d := &StoreErrorData{Reason: se.Reason, Operation: se.Op, StateDir: se.Dir, Database: se.Path, Details: fmt.Sprint(se.Err), Recovery: Recovery{Hint: hint}}
+	p.log.Warn("roster store error", "reason", se.Reason, "op", se.Op, "path", se.Path, "workspace", ws, "err", se.Err)
+	r := sdk.Fail(Source, code, msg, d)
+	r.Text = StoreErrorMarkdown(d, msg)
+	return r, nil
+}
+
+func describeStoreError(se *StoreError) (code int, message, hint string) {
+	switch se.Reason {
+	case ReasonBusy:
+		return CodeStoreBusy, "Roster store busy: another process held the roster lock for the whole wait budget",
+			"Retry the call shortly. If it keeps failing, a process may be stuck holding the lock on " + se.Path + "."
+	case ReasonCorrupt:
+		return CodeStoreCorrupt, "Roster store corrupt: " + se.Path + " is not a usable SQLite roster",
+			"Move " + se.Path + " and its -wal and -shm files aside (the next call starts an empty roster), then check in again."
+	case ReasonReadOnly:
+		return CodeStoreReadOnly, "Roster store read-only: " + se.Dir + " cannot be written",
+			"Make " + se.Dir + " and " + se.Path + " writable for this user, or set " + EnvStateDir + " to a writable local directory, then retry."
+	case ReasonIncompatible:
+		return CodeStoreIncompatible, "Roster store written by a newer fluxgit",
+			"Upgrade fluxgit, or set " + EnvStateDir + " to another directory."
+	}
+	return CodeStoreUnavailable, "Roster store unavailable",
+		"Set " + EnvStateDir + " to a writable directory on a local file system that supports SQLite locking, then retry."
+}
+
+// ReadResource serves shift://status and shift://status?workspace=NAME as
+// Markdown.
+func (p *Provider) ReadResource(ctx context.Context, uri string, _ sdk.Meta) (*sdk.Resource, error) {
+	ws, isDefault, valid := ParseStatusURI(uri)
+	if !valid {
+		return nil, sdk.ErrResourceNotFound
+	}
+	if isDefault {
+		if p.cfg.DefaultWorkspace == "" {
+			return nil, sdk.ErrResourceNotFound
+		}
+		ws = p.cfg.DefaultWorkspace
+	}
+	var rows []Row
+	if !p.noRosterYet() {
+		store, err := p.openStore(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if rows, err = store.List(ctx, ws); err != nil {
+			return nil, err
+		}
+	}
+	return &sdk.Resource{URI: uri, MimeType: "text/markdown", Text: StatusMarkdown(ws, rows)}, nil
+}
+
+// noRosterYet reports that no process has created the roster database, so
+// a read can answer "nobody is active" without creating the state
+// directory: reads have no side effects on disk.
+func (p *Provider) noRosterYet() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.store != nil || p.cfg.StateDir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(p.cfg.StateDir, DatabaseName))
+	return errors.Is(err, fs.ErrNotExist)
+}

@@ -1,0 +1,686 @@
+package shiftroster
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	gosqlite "github.com/glebarez/go-sqlite"
+	"github.com/glebarez/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// DefaultBudget is how long one open, or one mutation, may wait for the
+// roster lock before it fails as store_busy.
+const DefaultBudget = 3 * time.Second
+
+// Row is one active worker session as tools and resources show it; it is
+// the shape schemas/roster-row.schema.json describes.
+type Row struct {
+	WorkerID    string   `json:"workerId"`
+	Gist        string   `json:"gist"`
+	Files       []string `json:"files"`
+	CheckedInAt string   `json:"checkedInAt"`
+	UpdatedAt   string   `json:"updatedAt"`
+}
+
+// workerRecord is the GORM model of the workers table.
+type workerRecord struct {
+	WorkerID    string `gorm:"column:worker_id;primaryKey"`
+	Workspace   string `gorm:"column:workspace"`
+	Gist        string `gorm:"column:gist"`
+	Files       string `gorm:"column:files"` // JSON array of strings
+	CheckedInAt string `gorm:"column:checked_in_at"`
+	Updated     string `gorm:"column:updated_at;autoUpdateTime:false"`
+}
+
+func (workerRecord) TableName() string { return "workers" }
+
+// timeLayout is the stored and returned timestamp form: RFC 3339 in UTC
+// with milliseconds, like JavaScript's toISOString. Equal layouts sort as
+// strings, which the roster order relies on.
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+// migrations[i] brings a database from schema version i to i+1; the
+// version lives in PRAGMA user_version and changes in the same
+// transaction as the migration.
+var migrations = []string{
+	// 1: the roster. worker_id is globally unique among active sessions,
+	// so an id never means two sessions, even across workspaces.
+	`CREATE TABLE workers (
+		worker_id     TEXT NOT NULL PRIMARY KEY CHECK (length(worker_id) = 6 AND worker_id = upper(worker_id)),
+		workspace     TEXT NOT NULL,
+		gist          TEXT NOT NULL,
+		files         TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(files) AND json_type(files) = 'array'),
+		checked_in_at TEXT NOT NULL,
+		updated_at    TEXT NOT NULL
+	) STRICT;
+	CREATE INDEX workers_by_workspace ON workers (workspace, checked_in_at, worker_id);`,
+}
+
+// SchemaVersion is the schema version this build writes.
+var SchemaVersion = len(migrations)
+
+// Store reasons: the data.reason of the tool error a StoreError becomes.
+const (
+	ReasonBusy         = "store_busy"
+	ReasonCorrupt      = "store_corrupt"
+	ReasonReadOnly     = "store_readonly"
+	ReasonUnavailable  = "store_unavailable"
+	ReasonIncompatible = "store_incompatible"
+)
+
+// StoreError is a roster store failure with the reason an agent (or its
+// user) needs to fix it. It is never papered over with in-memory state.
+type StoreError struct {
+	Reason string // one of the Reason constants
+	Op     string // "open", "check-in", "check-out", "read"
+	Dir    string // state directory
+	Path   string // database file
+	Err    error
+}
+
+func (e *StoreError) Error() string {
+	return fmt.Sprintf("shift-roster %s: %s: %s: %v", e.Op, e.Reason, e.Path, e.Err)
+}
+
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// Options tune a Store; the zero value is the production setting.
+type Options struct {
+	// Budget bounds the lock wait of an open and of each operation;
+	// zero means DefaultBudget.
+	Budget time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Store is the SQLite roster shared by every process of one OS user that
+// uses the same state directory.
+type Store struct {
+	dir, path string
+	db        *gorm.DB
+	sqlDB     *sql.DB
+	budget    time.Duration
+	now       func() time.Time
+	// writers serializes this process's writers before they queue on the
+	// SQLite lock; the wait counts against the same budget.
+	writers chan struct{}
+	// hookTx, when set (tests only), runs inside every write transaction:
+	// with stage "begin" before its first statement and with stage
+	// "commit" after its mutation, just before the commit.
+	hookTx func(op, stage string)
+}
+
+// dsn builds the driver DSN. busy_timeout is set again before every
+// transaction (see busySlice). Deliberately no _time_format:
+// glebarez/go-sqlite v1.21.2 stops parsing parameters after it, so
+// _txlock=immediate would be dropped silently and writers would take the
+// lock at their first write instead of at BEGIN (go-library-notes §4).
+// Open also verifies the lock mode at run time.
+func dsn(path string) string {
+	u := url.URL{Path: path}
+	return "file:" + u.EscapedPath() +
+		"?_pragma=busy_timeout(3000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+}
+
+// Open opens (creating if needed) roster.sqlite in dir. The directory is
+// created 0700 and the database 0600 when they do not exist yet. Lock
+// contention is retried for at most the budget; a busy, corrupt or
+// read-only store is a *StoreError.
+func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
+	s := &Store{dir: dir, path: filepath.Join(dir, DatabaseName), budget: opts.Budget, now: opts.Now, writers: make(chan struct{}, 1)}
+	if s.budget <= 0 {
+		s.budget = DefaultBudget
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if err := s.prepareFiles(); err != nil {
+		return nil, err
+	}
+	db, err := gorm.Open(sqlite.Open(dsn(s.path)), &gorm.Config{
+		// GORM's default logger writes to stdout, which belongs to the
+		// go-plugin handshake in a provider process.
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true,
+	})
+	if err != nil {
+		if db != nil && db.ConnPool != nil {
+			if sqlDB, derr := db.DB(); derr == nil {
+				_ = sqlDB.Close()
+			}
+		}
+		return nil, s.classify("open", err)
+	}
+	s.db = db
+	s.sqlDB, err = db.DB()
+	if err != nil {
+		return nil, s.classify("open", err)
+	}
+	s.sqlDB.SetMaxOpenConns(4)
+	s.sqlDB.SetMaxIdleConns(4)
+	if err := s.initialize(ctx); err != nil {
+		_ = s.sqlDB.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the database handle.
+func (s *Store) Close() error { return s.sqlDB.Close() }
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// prepareFiles creates the directory and the database file with private
+// permissions and refuses a state directory this process cannot write,
+// before SQLite gets a chance to fail with a vaguer message. It never
+// opens an existing database file: closing any descriptor of a SQLite file
+// drops this process's locks on it.
+func (s *Store) prepareFiles() error {
+	fail := func(reason string, err error) error {
+		return &StoreError{Reason: reason, Op: "open", Dir: s.dir, Path: s.path, Err: err}
+	}
+	st, err := os.Stat(s.dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(s.dir, 0o700); err != nil {
+			return fail(fsReason(err), fmt.Errorf("cannot create the state directory: %w", err))
+		}
+	case err != nil:
+		return fail(fsReason(err), err)
+	case !st.IsDir():
+		return fail(ReasonUnavailable, fmt.Errorf("state directory %s is not a directory", s.dir))
+	}
+	if err := writable(s.dir); err != nil {
+		return fail(fsReason(err), fmt.Errorf("state directory is not writable (SQLite needs to create its -wal and -shm files there): %w", err))
+	}
+	st, err = os.Stat(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			return f.Close() // new and empty: nobody holds locks on it yet
+		}
+		if !errors.Is(err, fs.ErrExist) { // else another process just created it
+			return fail(fsReason(err), fmt.Errorf("cannot create the database: %w", err))
+		}
+	case err != nil:
+		return fail(fsReason(err), err)
+	case !st.Mode().IsRegular():
+		return fail(ReasonUnavailable, fmt.Errorf("%s is not a regular file", s.path))
+	default:
+		if err := writable(s.path); err != nil {
+			return fail(fsReason(err), fmt.Errorf("database file is not writable: %w", err))
+		}
+	}
+	return nil
+}
+
+func fsReason(err error) string {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EPERM) {
+		return ReasonReadOnly
+	}
+	return ReasonUnavailable
+}
+
+// errTxLockIgnored means the driver started a write transaction without
+// taking the write lock: serializing writers would silently fail.
+var errTxLockIgnored = errors.New("the SQLite driver ignored _txlock=immediate: a write transaction did not take the write lock at BEGIN")
+
+// initialize switches to WAL, migrates, checks integrity and proves that
+// write transactions lock at BEGIN, retrying lock contention within the
+// budget.
+func (s *Store) initialize(ctx context.Context) error {
+	deadline := time.Now().Add(s.budget)
+	return s.retry(ctx, "open", deadline, func() error {
+		return s.db.WithContext(ctx).Connection(func(c *gorm.DB) error {
+			if err := setBusyTimeout(c, deadline); err != nil {
+				return err
+			}
+			var mode string
+			if err := c.Raw("PRAGMA journal_mode = WAL").Scan(&mode).Error; err != nil {
+				return err
+			}
+			if !strings.EqualFold(mode, "wal") {
+				return &StoreError{Reason: ReasonUnavailable, Op: "open", Dir: s.dir, Path: s.path,
+					Err: fmt.Errorf("cannot enable WAL journaling (journal_mode is %q); use a local file system that supports SQLite locking", mode)}
+			}
+			if err := c.Transaction(s.migrate); err != nil {
+				return err
+			}
+			if err := s.quickCheck(c); err != nil {
+				return err
+			}
+			return s.verifyImmediate(c)
+		})
+	})
+}
+
+func (s *Store) migrate(tx *gorm.DB) error {
+	var version int
+	if err := tx.Raw("PRAGMA user_version").Scan(&version).Error; err != nil {
+		return err
+	}
+	if version > len(migrations) {
+		return &StoreError{Reason: ReasonIncompatible, Op: "open", Dir: s.dir, Path: s.path,
+			Err: fmt.Errorf("roster schema version %d is newer than this fluxgit understands (%d); upgrade fluxgit or use another SHIFT_STATE_DIR", version, len(migrations))}
+	}
+	for v := version; v < len(migrations); v++ {
+		if err := tx.Exec(migrations[v]).Error; err != nil {
+			return err
+		}
+		// PRAGMA takes no bound parameters; v+1 is our own integer.
+		if err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", v+1)).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) quickCheck(c *gorm.DB) error {
+	var lines []string
+	if err := c.Raw("PRAGMA quick_check").Scan(&lines).Error; err != nil {
+		return err
+	}
+	if len(lines) == 1 && lines[0] == "ok" {
+		return nil
+	}
+	return &StoreError{Reason: ReasonCorrupt, Op: "open", Dir: s.dir, Path: s.path,
+		Err: fmt.Errorf("integrity check failed: %s", strings.Join(lines, "; "))}
+}
+
+// verifyImmediate opens a write transaction and, before it runs any
+// statement, tries BEGIN IMMEDIATE on a second connection without waiting.
+// That must fail with SQLITE_BUSY: otherwise the driver dropped _txlock.
+func (s *Store) verifyImmediate(c *gorm.DB) error {
+	return c.Transaction(func(*gorm.DB) error {
+		return s.db.Connection(func(other *gorm.DB) error {
+			if err := other.Exec("PRAGMA busy_timeout = 0").Error; err != nil {
+				return err
+			}
+			err := other.Exec("BEGIN IMMEDIATE").Error
+			if err == nil {
+				_ = other.Exec("ROLLBACK").Error
+				return &StoreError{Reason: ReasonUnavailable, Op: "open", Dir: s.dir, Path: s.path, Err: errTxLockIgnored}
+			}
+			if sqliteCode(err)&0xff == sqlite3.SQLITE_BUSY {
+				return nil
+			}
+			return err
+		})
+	})
+}
+
+// busySlice caps how long SQLite's own busy handler waits in one attempt.
+// Its back-off grows to 100 ms sleeps, so a process that has waited long
+// polls rarely and loses the lock to newcomers again and again; short
+// slices plus retry keep every waiter polling at a few milliseconds,
+// which is what keeps the tail under contention far inside the budget.
+const busySlice = 20 * time.Millisecond
+
+func setBusyTimeout(c *gorm.DB, deadline time.Time) error {
+	ms := min(time.Until(deadline), busySlice).Milliseconds()
+	if ms < 1 {
+		ms = 1
+	}
+	return c.Exec(fmt.Sprintf("PRAGMA busy_timeout = %d", ms)).Error
+}
+
+// retry runs fn until it succeeds, fails with something other than lock
+// contention, or the deadline passes. Each attempt lets SQLite's busy
+// handler wait for at most busySlice; lock contention then rolls the
+// attempt back and it starts again after a short random pause, so fn must
+// have no effects outside its transaction.
+func (s *Store) retry(ctx context.Context, op string, deadline time.Time, fn func() error) error {
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = fn()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var (
+			se *StoreError
+			uw *UnknownWorkerError
+		)
+		if errors.As(err, &se) || errors.As(err, &uw) {
+			return err
+		}
+		if !isBusy(err) {
+			return s.classify(op, err)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return s.busy(op, err)
+		}
+		pause := min(time.Duration(100+rand.IntN(1900))*time.Microsecond, left)
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (s *Store) busy(op string, err error) error {
+	return &StoreError{Reason: ReasonBusy, Op: op, Dir: s.dir, Path: s.path,
+		Err: fmt.Errorf("the roster stayed locked for the whole %s budget: %w", s.budget, err)}
+}
+
+// sqliteCode is the (extended) SQLite result code in err, or 0.
+func sqliteCode(err error) int {
+	var e *gosqlite.Error
+	if errors.As(err, &e) {
+		return e.Code()
+	}
+	return 0
+}
+
+func isBusy(err error) bool {
+	switch sqliteCode(err) & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return true
+	}
+	return false
+}
+
+// classify turns a driver or file-system error into a StoreError. Errors
+// the store raised itself, the caller's cancellation and domain errors pass
+// through unchanged.
+func (s *Store) classify(op string, err error) error {
+	var se *StoreError
+	if err == nil || errors.As(err, &se) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	reason := ReasonUnavailable
+	switch code := sqliteCode(err); code & 0xff {
+	case 0:
+		switch {
+		case errors.Is(err, errBadRow):
+			reason = ReasonCorrupt
+		case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
+			reason = ReasonReadOnly
+		}
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return s.busy(op, err)
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		reason = ReasonCorrupt
+		err = fmt.Errorf("the roster database is damaged or not a SQLite database (move it aside to start an empty roster): %w", err)
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
+		reason = ReasonReadOnly
+	case sqlite3.SQLITE_CANTOPEN:
+		if writable(s.dir) != nil {
+			reason = ReasonReadOnly
+		}
+	}
+	return &StoreError{Reason: reason, Op: op, Dir: s.dir, Path: s.path, Err: err}
+}
+
+// read runs fn in a deferred (read-only) transaction: one consistent
+// snapshot of what every process has committed.
+func (s *Store) read(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
+	deadline := time.Now().Add(s.budget)
+	return s.retry(ctx, op, deadline, func() error {
+		return s.db.WithContext(ctx).Connection(func(c *gorm.DB) error {
+			if err := setBusyTimeout(c, deadline); err != nil {
+				return err
+			}
+			return c.Transaction(fn, &sql.TxOptions{ReadOnly: true})
+		})
+	})
+}
+
+// write runs fn in one BEGIN IMMEDIATE transaction: the write lock is held
+// from BEGIN, so everything fn reads is still true when it commits.
+func (s *Store) write(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
+	deadline := time.Now().Add(s.budget)
+	wait, cancel := context.WithDeadline(ctx, deadline)
+	select {
+	case s.writers <- struct{}{}:
+		cancel()
+	case <-wait.Done():
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return s.busy(op, errors.New("other writers in this process held it"))
+	}
+	defer func() { <-s.writers }()
+	return s.retry(ctx, op, deadline, func() error {
+		return s.db.WithContext(ctx).Connection(func(c *gorm.DB) error {
+			if err := setBusyTimeout(c, deadline); err != nil {
+				return err
+			}
+			return c.Transaction(func(tx *gorm.DB) error {
+				if s.hookTx != nil {
+					s.hookTx(op, "begin")
+				}
+				if err := fn(tx); err != nil {
+					return err
+				}
+				if s.hookTx != nil {
+					s.hookTx(op, "commit")
+				}
+				return nil
+			})
+		})
+	})
+}
+
+// UnknownWorkerError is a check-in naming a worker id that has no active
+// session in the workspace. Workers is the roster read in the same
+// transaction.
+type UnknownWorkerError struct {
+	WorkerID  string
+	Workspace string
+	Workers   []Row
+}
+
+func (e *UnknownWorkerError) Error() string {
+	return fmt.Sprintf("worker %s has no active session in workspace %q", e.WorkerID, e.Workspace)
+}
+
+// CheckInInput is one check-in. An empty WorkerID starts a new session.
+type CheckInInput struct {
+	Workspace string
+	WorkerID  string
+	Gist      string
+	// Files replaces the declared files when HasFiles; otherwise the
+	// stored files are kept (a new session starts with none).
+	Files    []string
+	HasFiles bool
+}
+
+// Change says what a check-in did.
+type Change string
+
+const (
+	Created   Change = "created"
+	Updated   Change = "updated"
+	Unchanged Change = "unchanged"
+)
+
+// CheckInResult is the session after a check-in and the workspace's roster
+// in the same transaction.
+type CheckInResult struct {
+	Session Row
+	Change  Change
+	Workers []Row
+}
+
+// maxIDAttempts bounds id allocation; with 36^6 ids a collision is rare
+// and many in a row mean something is wrong.
+const maxIDAttempts = 64
+
+// CheckIn registers a new session or patches an existing one: the gist is
+// replaced, the files only when given, checkedInAt is kept. A patch that
+// changes nothing writes nothing.
+func (s *Store) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, error) {
+	if in.Files == nil {
+		in.Files = []string{}
+	}
+	filesJSON, err := json.Marshal(in.Files)
+	if err != nil {
+		return nil, err
+	}
+	var res CheckInResult
+	err = s.write(ctx, "check-in", func(tx *gorm.DB) error {
+		// This may run again after a busy rollback: keep it free of
+		// side effects outside the transaction.
+		res = CheckInResult{}
+		id := in.WorkerID
+		now := s.now().UTC().Format(timeLayout)
+		if id != "" {
+			var rec workerRecord
+			err := tx.Where("worker_id = ? AND workspace = ?", id, in.Workspace).Take(&rec).Error
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				workers, err := listTx(tx, in.Workspace)
+				if err != nil {
+					return err
+				}
+				return &UnknownWorkerError{WorkerID: id, Workspace: in.Workspace, Workers: workers}
+			}
+			if err != nil {
+				return err
+			}
+			old, err := rec.row()
+			if err != nil {
+				return err
+			}
+			changed := rec.Gist != in.Gist || (in.HasFiles && !slices.Equal(old.Files, in.Files))
+			res.Change = Unchanged
+			if changed {
+				upd := map[string]any{"gist": in.Gist, "updated_at": now}
+				if in.HasFiles {
+					upd["files"] = string(filesJSON)
+				}
+				if err := tx.Model(&workerRecord{}).Where("worker_id = ? AND workspace = ?", id, in.Workspace).Updates(upd).Error; err != nil {
+					return err
+				}
+				res.Change = Updated
+			}
+		} else {
+			var err error
+			if id, err = allocateID(tx); err != nil {
+				return err
+			}
+			rec := workerRecord{WorkerID: id, Workspace: in.Workspace, Gist: in.Gist, Files: string(filesJSON), CheckedInAt: now, Updated: now}
+			if err := tx.Create(&rec).Error; err != nil {
+				return err
+			}
+			res.Change = Created
+		}
+		var rec workerRecord
+		if err := tx.Where("worker_id = ?", id).Take(&rec).Error; err != nil {
+			return err
+		}
+		session, err := rec.row()
+		if err != nil {
+			return err
+		}
+		res.Session = session
+		res.Workers, err = listTx(tx, in.Workspace)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func allocateID(tx *gorm.DB) (string, error) {
+	for range maxIDAttempts {
+		id, err := NewWorkerID()
+		if err != nil {
+			return "", err
+		}
+		var n int64
+		if err := tx.Model(&workerRecord{}).Where("worker_id = ?", id).Count(&n).Error; err != nil {
+			return "", err
+		}
+		if n == 0 {
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("no free worker id after %d attempts", maxIDAttempts)
+}
+
+// CheckOutResult is the outcome of a check-out and the roster after it.
+type CheckOutResult struct {
+	Removed bool
+	Workers []Row
+}
+
+// CheckOut ends a session. An id without a session in the workspace is not
+// an error: Removed is false and nothing changes.
+func (s *Store) CheckOut(ctx context.Context, workspace, workerID string) (*CheckOutResult, error) {
+	var res CheckOutResult
+	err := s.write(ctx, "check-out", func(tx *gorm.DB) error {
+		del := tx.Where("worker_id = ? AND workspace = ?", workerID, workspace).Delete(&workerRecord{})
+		if del.Error != nil {
+			return del.Error
+		}
+		workers, err := listTx(tx, workspace)
+		res = CheckOutResult{Removed: del.RowsAffected > 0, Workers: workers}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// List returns the active workers of a workspace, oldest check-in first.
+func (s *Store) List(ctx context.Context, workspace string) ([]Row, error) {
+	var rows []Row
+	err := s.read(ctx, "read", func(tx *gorm.DB) error {
+		var err error
+		rows, err = listTx(tx, workspace)
+		return err
+	})
+	return rows, err
+}
+
+func listTx(tx *gorm.DB, workspace string) ([]Row, error) {
+	var recs []workerRecord
+	if err := tx.Where("workspace = ?", workspace).Order("checked_in_at, worker_id").Find(&recs).Error; err != nil {
+		return nil, err
+	}
+	rows := make([]Row, 0, len(recs))
+	for _, r := range recs {
+		row, err := r.row()
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// errBadRow marks a stored row this build cannot have written.
+var errBadRow = errors.New("malformed roster row")
+
+func (r workerRecord) row() (Row, error) {
+	files := []string{}
+	if err := json.Unmarshal([]byte(r.Files), &files); err != nil || files == nil {
+		return Row{}, fmt.Errorf("%w: files of worker %s: %v", errBadRow, r.WorkerID, err)
+	}
+	return Row{WorkerID: r.WorkerID, Gist: r.Gist, Files: files, CheckedInAt: r.CheckedInAt, UpdatedAt: r.Updated}, nil
+}

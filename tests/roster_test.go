@@ -1,0 +1,304 @@
+package tests
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rosterEnv is the environment of a fluxgit sharing the roster in
+// stateDir; workspace, when set, is SHIFT_WORKSPACE.
+func rosterEnv(t testing.TB, stateDir, workspace string) []string {
+	env := append(baseEnv(t), "SHIFT_STATE_DIR="+stateDir)
+	if workspace != "" {
+		env = append(env, "SHIFT_WORKSPACE="+workspace)
+	}
+	return env
+}
+
+// rosterCall runs a roster tool and returns its payload and the Markdown
+// text content (content[1]).
+func rosterCall(t testing.TB, s *server, id any, tool string, args map[string]any) (map[string]any, string) {
+	t.Helper()
+	r := s.call(id, "tools/call", map[string]any{"name": tool, "arguments": args})
+	payload := toolPayload(t, r)
+	var res struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(r.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Content) != 2 {
+		t.Fatalf("%s: want the payload and the Markdown text, got %d content items: %s", tool, len(res.Content), r.raw)
+	}
+	if payload["tool"] != tool || payload["readOnly"] != false || payload["source"] != "shift-roster" || payload["tier"] != "free" {
+		t.Fatalf("%s envelope: %v", tool, payload)
+	}
+	return payload, res.Content[1].Text
+}
+
+func dataOf(t testing.TB, payload map[string]any) map[string]any {
+	t.Helper()
+	d, ok := payload["data"].(map[string]any)
+	if !ok {
+		t.Fatalf("no data: %v", payload)
+	}
+	return d
+}
+
+func workerIDs(d map[string]any) []string {
+	var ids []string
+	rows, _ := d["activeWorkers"].([]any)
+	for _, r := range rows {
+		if m, ok := r.(map[string]any); ok {
+			ids = append(ids, m["workerId"].(string))
+		}
+	}
+	return ids
+}
+
+func readResource(t testing.TB, s *server, id any, params map[string]any) response {
+	t.Helper()
+	return s.call(id, "resources/read", params)
+}
+
+func resourceText(t testing.TB, r response) string {
+	t.Helper()
+	if r.Error != nil {
+		t.Fatalf("resources/read: %s", r.raw)
+	}
+	var res struct {
+		Contents []struct {
+			URI      string `json:"uri"`
+			MimeType string `json:"mimeType"`
+			Text     string `json:"text"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(r.Result, &res); err != nil || len(res.Contents) != 1 || res.Contents[0].MimeType != "text/markdown" {
+		t.Fatalf("resources/read result: %s", r.raw)
+	}
+	return res.Contents[0].Text
+}
+
+// Two separate fluxgit processes sharing a state directory see each
+// other's check-ins and check-outs at once.
+func TestRosterSharedBetweenProcesses(t *testing.T) {
+	state := t.TempDir()
+	a := startServer(t, rosterEnv(t, state, "team-app"))
+	b := startServer(t, rosterEnv(t, state, "team-app"))
+	initialize(t, a)
+	initialize(t, b)
+
+	pa, textA := rosterCall(t, a, 1, "shift_check_in", map[string]any{"gist": "Cart totals", "files": []string{"src/cart.ts"}})
+	da := dataOf(t, pa)
+	idA := da["workerId"].(string)
+	if da["workspace"] != "team-app" || da["statusUri"] != "shift://status?workspace=team-app" || da["change"] != "created" {
+		t.Fatalf("check-in A: %v", da)
+	}
+	if !strings.Contains(textA, "## Your Session") || !strings.HasSuffix(strings.TrimSpace(textA), "No other agents are currently active.") {
+		t.Fatalf("solo check-in text:\n%s", textA)
+	}
+
+	pb, textB := rosterCall(t, b, 1, "shift_check_in", map[string]any{"gist": "Checkout | rename", "workspace": ""})
+	db := dataOf(t, pb)
+	idB := db["workerId"].(string)
+	if ids := workerIDs(db); len(ids) != 2 || ids[0] != idA || ids[1] != idB {
+		t.Fatalf("B sees %v, want [%s %s]", ids, idA, idB)
+	}
+	if !strings.Contains(textB, "| "+idA+" |") || !strings.Contains(textB, `Checkout \| rename`) {
+		t.Fatalf("B's table:\n%s", textB)
+	}
+	if text := resourceText(t, readResource(t, a, 2, map[string]any{"uri": "shift://status"})); !strings.Contains(text, idB) || !strings.Contains(text, "## Active Workers (2)") {
+		t.Fatalf("A's status misses B's check-in:\n%s", text)
+	}
+
+	// B checks A out (ids are coordination selectors, not credentials);
+	// A sees it at once, and a second check-out changes nothing.
+	po, _ := rosterCall(t, b, 3, "shift_check_out", map[string]any{"workerId": strings.ToLower(idA), "summary": "Handed over."})
+	if do := dataOf(t, po); do["removed"] != true || do["workerId"] != idA || do["summary"] != "Handed over." {
+		t.Fatalf("check-out: %v", do)
+	}
+	if text := resourceText(t, readResource(t, a, 4, map[string]any{"uri": "shift://status?workspace=team-app"})); strings.Contains(text, idA) || !strings.Contains(text, idB) {
+		t.Fatalf("A still sees itself after B checked it out:\n%s", text)
+	}
+	po, _ = rosterCall(t, a, 5, "shift_check_out", map[string]any{"workerId": idA})
+	if do := dataOf(t, po); do["removed"] != false || len(workerIDs(do)) != 1 {
+		t.Fatalf("second check-out: %v", do)
+	}
+
+	// A's id is gone: updating it is unknown_worker with the roster.
+	pe, textE := rosterCall(t, a, 6, "shift_check_in", map[string]any{"gist": "resume", "workerId": idA})
+	e, _ := pe["error"].(map[string]any)
+	ed, _ := e["data"].(map[string]any)
+	if e == nil || e["code"] != float64(10020) || ed["reason"] != "unknown_worker" || len(workerIDs(ed)) != 1 {
+		t.Fatalf("unknown worker: %v", pe)
+	}
+	if !strings.Contains(textE, idB) || !strings.Contains(textE, "(reason unknown_worker)") {
+		t.Fatalf("unknown worker text:\n%s", textE)
+	}
+}
+
+// resources/list, resources/templates/list and resources/read of the
+// roster in both protocol generations.
+func TestRosterResourcesBothGenerations(t *testing.T) {
+	state := t.TempDir()
+	s := startServer(t, rosterEnv(t, state, "/srv/app"))
+	initialize(t, s)
+	if r := s.call(1, "resources/list", nil); !strings.Contains(string(r.Result), `"uri":"shift://status"`) {
+		t.Fatalf("resources/list: %s", r.raw)
+	}
+	if r := s.call(2, "resources/templates/list", nil); !strings.Contains(string(r.Result), `"uriTemplate":"shift://status{?workspace}"`) {
+		t.Fatalf("resources/templates/list: %s", r.raw)
+	}
+	p, _ := rosterCall(t, s, 3, "shift_check_in", map[string]any{"gist": "default ws"})
+	d := dataOf(t, p)
+	id := d["workerId"].(string)
+	if d["statusUri"] != "shift://status?workspace=%2Fsrv%2Fapp" {
+		t.Fatalf("statusUri %v", d["statusUri"])
+	}
+	p, _ = rosterCall(t, s, 4, "shift_check_in", map[string]any{"gist": "named", "workspace": "my project"})
+	named := dataOf(t, p)["workerId"].(string)
+
+	for i, gen := range []struct {
+		name string
+		meta map[string]any
+	}{{"legacy", nil}, {"modern", modernMeta()}} {
+		t.Run(gen.name, func(t *testing.T) {
+			params := func(uri string) map[string]any {
+				m := map[string]any{"uri": uri}
+				if gen.meta != nil {
+					m["_meta"] = gen.meta
+				}
+				return m
+			}
+			base := 100 * (i + 1)
+			for j, c := range []struct {
+				uri, has, lacks string
+			}{
+				{"shift://status", id, named},
+				{"shift://status?workspace=%2Fsrv%2Fapp", id, named},
+				{"shift://status?workspace=my%20project", named, id},
+				{"shift://status?workspace=nobody", "No agents are currently active.", id},
+			} {
+				r := readResource(t, s, base+j, params(c.uri))
+				text := resourceText(t, r)
+				if !strings.Contains(text, c.has) || strings.Contains(text, c.lacks) {
+					t.Errorf("%s: want %q and not %q:\n%s", c.uri, c.has, c.lacks, text)
+				}
+				if gen.meta != nil && !strings.Contains(string(r.Result), `"resultType":"complete"`) {
+					t.Errorf("modern read without resultType: %s", r.raw)
+				}
+			}
+			wantCode := -32002
+			if gen.meta != nil {
+				wantCode = -32602
+			}
+			r := readResource(t, s, base+50, params("shift://status?workspace=a&x=1"))
+			if r.Error == nil || r.Error.Code != wantCode {
+				t.Errorf("malformed roster URI: want %d, got %s", wantCode, r.raw)
+			}
+		})
+	}
+}
+
+// Without SHIFT_WORKSPACE the default workspace is the real path of the
+// git work tree the server was started in (the tests run inside this
+// repository's work tree, or outside any: then the directory itself).
+func TestRosterDefaultWorkspaceFromStartDirectory(t *testing.T) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := filepath.EvalSymlinks(cwd)
+	if out, err := exec.Command("git", "-C", cwd, "rev-parse", "--show-toplevel").Output(); err == nil {
+		if top, err := filepath.EvalSymlinks(strings.TrimSpace(string(out))); err == nil {
+			want = top
+		}
+	}
+	s := startServer(t, rosterEnv(t, t.TempDir(), ""))
+	initialize(t, s)
+	p, _ := rosterCall(t, s, 1, "shift_check_in", map[string]any{"gist": "where am I"})
+	if got := dataOf(t, p)["workspace"]; got != want {
+		t.Fatalf("default workspace %q, want %q", got, want)
+	}
+}
+
+// A corrupt roster is an explicit tool error in the envelope, never an
+// in-memory fallback.
+func TestRosterCorruptStore(t *testing.T) {
+	state := t.TempDir()
+	if err := os.WriteFile(filepath.Join(state, "roster.sqlite"), []byte(strings.Repeat("garbage ", 1000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, rosterEnv(t, state, "w"))
+	initialize(t, s)
+	p, text := rosterCall(t, s, 1, "shift_check_in", map[string]any{"gist": "g"})
+	e, _ := p["error"].(map[string]any)
+	ed, _ := e["data"].(map[string]any)
+	if e == nil || e["code"] != float64(10022) || ed["reason"] != "store_corrupt" || !strings.Contains(e["message"].(string), "roster.sqlite") {
+		t.Fatalf("corrupt store: %v", p)
+	}
+	if !strings.Contains(text, "(reason store_corrupt)") {
+		t.Fatalf("text:\n%s", text)
+	}
+	if r := readResource(t, s, 2, map[string]any{"uri": "shift://status"}); r.Error == nil || !strings.Contains(string(r.Error.Data), "store_corrupt") {
+		t.Fatalf("resources/read of a corrupt store: %s", r.raw)
+	}
+}
+
+// Subscriptions to the roster in both generations: one update per real
+// change, none for a no-op check-in or check-out.
+func TestRosterSubscriptions(t *testing.T) {
+	state := t.TempDir()
+	s := startServer(t, rosterEnv(t, state, "sub-ws"))
+	initialize(t, s)
+	const qualified = "shift://status?workspace=sub-ws"
+	if r := s.call(1, "resources/subscribe", map[string]any{"uri": qualified}); r.Error != nil {
+		t.Fatalf("subscribe: %s", r.raw)
+	}
+	listen := map[string]any{"_meta": modernMeta(), "notifications": map[string]any{"resourceSubscriptions": []string{"shift://status"}}}
+	s.sendJSON(map[string]any{"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": listen})
+	if got := s.notifications(time.Second); len(got) != 1 || got[0].Method != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("listen acknowledgement: %+v", got)
+	}
+	count := func() (legacy, modern int) {
+		for _, n := range s.notifications(500 * time.Millisecond) {
+			if n.Method != "notifications/resources/updated" {
+				t.Fatalf("unexpected notification %+v", n)
+			}
+			switch {
+			case n.Params.URI == qualified && n.Params.Meta == nil:
+				legacy++
+			case n.Params.URI == "shift://status" && n.Params.Meta["io.modelcontextprotocol/subscriptionId"] == "listen-1":
+				modern++
+			default:
+				t.Fatalf("notification for an unexpected subscription: %+v", n)
+			}
+		}
+		return
+	}
+	p, _ := rosterCall(t, s, 2, "shift_check_in", map[string]any{"gist": "g"})
+	id := dataOf(t, p)["workerId"].(string)
+	if l, m := count(); l != 1 || m != 1 {
+		t.Fatalf("check-in: %d legacy, %d modern updates; want 1 and 1", l, m)
+	}
+	rosterCall(t, s, 3, "shift_check_in", map[string]any{"gist": "g", "workerId": id})
+	if l, m := count(); l != 0 || m != 0 {
+		t.Fatalf("no-op check-in notified: %d %d", l, m)
+	}
+	rosterCall(t, s, 4, "shift_check_out", map[string]any{"workerId": id})
+	if l, m := count(); l != 1 || m != 1 {
+		t.Fatalf("check-out: %d legacy, %d modern updates; want 1 and 1", l, m)
+	}
+	rosterCall(t, s, 5, "shift_check_out", map[string]any{"workerId": id})
+	if l, m := count(); l != 0 || m != 0 {
+		t.Fatalf("no-op check-out notified: %d %d", l, m)
+	}
+	s.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": "listen-1"}})
+}
