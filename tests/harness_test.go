@@ -60,7 +60,8 @@ func baseEnv(t testing.TB) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "FLUXGIT_RUN_DIR="+t.TempDir())
+	// Private state: no test may touch the user's run directory or roster.
+	return append(env, "FLUXGIT_RUN_DIR="+t.TempDir(), "SHIFT_STATE_DIR="+t.TempDir())
 }
 
 // server is one running fluxgit process.
