@@ -145,9 +145,15 @@ func (s *Server) toolsCall(ctx context.Context, g generation, p params) (res jso
 	}}
 	pres, err := s.opts.Providers.CallTool(ctx, tool.Provider, call, tool.ReadOnly)
 	if err != nil {
-		var ae *sdk.ArgumentError
+		var (
+			ae *sdk.ArgumentError
+			re *sdk.RefusedError
+		)
 		if errors.As(err, &ae) {
 			return nil, false, invalidParams(ae.Details)
+		}
+		if errors.As(err, &re) {
+			return nil, false, &rpcError{Code: re.Code, Message: re.Message, Data: re.Data}
 		}
 		if ctx.Err() != nil {
 			return nil, false, errorf(codeRequestCancelled, nil, "Request cancelled")

@@ -99,6 +99,18 @@ type ArgumentError struct {
 
 func (e *ArgumentError) Error() string { return e.Message + ": " + e.Details }
 
+// RefusedError is returned by a provider that refuses a call on policy
+// grounds the host could not see before dispatch, such as a repository
+// whose git directory lies outside the allowed roots. The host answers it
+// as a JSON-RPC error with Code (for example -32011), Message and Data.
+type RefusedError struct {
+	Code    int64          `json:"code"`
+	Message string         `json:"message"`
+	Data    map[string]any `json:"data,omitempty"`
+}
+
+func (e *RefusedError) Error() string { return fmt.Sprintf("refused (%d): %s", e.Code, e.Message) }
+
 // Resource is the content of one resource read.
 type Resource struct {
 	URI      string `json:"uri"`

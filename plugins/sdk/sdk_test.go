@@ -19,6 +19,8 @@ func (testProvider) CallTool(ctx context.Context, c *Call) (*Result, error) {
 		return Fail("test", 10010, "boom", map[string]any{"why": "test"}), nil
 	case "badargs":
 		return nil, &ArgumentError{Message: "Invalid params", Details: "arguments.x is bad"}
+	case "refused":
+		return nil, &RefusedError{Code: -32011, Message: "outside", Data: map[string]any{"details": "x"}}
 	case "panic":
 		panic("kaboom")
 	case "nil":
@@ -62,6 +64,10 @@ func TestCallToolAcrossTheWire(t *testing.T) {
 			var ae *ArgumentError
 			return errors.As(err, &ae) && ae.Details == "arguments.x is bad"
 		}, "argument errors keep their type"},
+		{"refused", func(r *Result, err error) bool {
+			var re *RefusedError
+			return errors.As(err, &re) && re.Code == -32011 && re.Data["details"] == "x"
+		}, "refusals keep their code and data"},
 		{"panic", func(r *Result, err error) bool { return err != nil }, "a panic is an error, not a dead provider"},
 		{"nil", func(r *Result, err error) bool { return err != nil }, "a nil result is an error"},
 		{"other", func(r *Result, err error) bool { return err != nil }, "internal errors surface"},

@@ -42,6 +42,7 @@ type (
 		// ArgumentError carries *ArgumentError across the boundary; a plain
 		// Go error travels as a gRPC status instead.
 		ArgumentError *ArgumentError `json:"argumentError,omitempty"`
+		Refused       *RefusedError  `json:"refused,omitempty"`
 	}
 	readRequest struct {
 		URI  string `json:"uri"`
@@ -119,10 +120,15 @@ func (s *server) callTool(ctx context.Context, c *Call) (resp *callResponse, err
 		}
 	}()
 	res, err := s.impl.CallTool(ctx, c)
-	var ae *ArgumentError
+	var (
+		ae *ArgumentError
+		re *RefusedError
+	)
 	switch {
 	case errors.As(err, &ae):
 		return &callResponse{ArgumentError: ae}, nil
+	case errors.As(err, &re):
+		return &callResponse{Refused: re}, nil
 	case err != nil:
 		if ctx.Err() != nil {
 			return nil, status.FromContextError(ctx.Err()).Err()
@@ -195,6 +201,9 @@ func (c *Client) CallTool(ctx context.Context, call *Call) (*Result, error) {
 	}
 	if out.ArgumentError != nil {
 		return nil, out.ArgumentError
+	}
+	if out.Refused != nil {
+		return nil, out.Refused
 	}
 	if out.Result == nil {
 		return nil, status.Error(codes.Internal, "provider sent an empty result")
