@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fluxgit/fluxgit/host/audit"
 	"github.com/fluxgit/fluxgit/host/mcp"
 	"github.com/fluxgit/fluxgit/host/repopath"
 	"github.com/fluxgit/fluxgit/host/rpc"
@@ -32,6 +33,11 @@ func serve(ctx context.Context, g *globalOptions) error {
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
+	ledger, err := audit.FromEnv(log) // fails closed on a bad key or an empty path
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	defer ledger.Close()
 	self, err := os.Executable()
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("locate own executable: %w", err)}
@@ -62,6 +68,7 @@ func serve(ctx context.Context, g *globalOptions) error {
 		Version:   buildVersion(),
 		Log:       log,
 		IDs:       stream,
+		Recorder:  ledger.Recorder(),
 	})
 	return srv.Serve(ctx, stream)
 }

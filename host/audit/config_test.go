@@ -1,0 +1,206 @@
+package audit
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// clearEnv unsets every audit variable for the test.
+func clearEnv(t *testing.T) {
+	for _, k := range []string{EnvLog, EnvDisabled, EnvSignKey, EnvRunDir} {
+		t.Setenv(k, "") // registers restoration
+		os.Unsetenv(k)
+	}
+}
+
+func writeKey(t *testing.T, data []byte, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(p, data, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestFromEnvPaths(t *testing.T) {
+	clearEnv(t)
+	run := t.TempDir()
+	t.Setenv(EnvRunDir, run)
+	l, err := FromEnv(nil)
+	if err != nil || l == nil {
+		t.Fatalf("default: %v %v", l, err)
+	}
+	if want := filepath.Join(resolveExisting(run), "audit", "mcp.jsonl"); l.Path() != want {
+		t.Fatalf("path %s, want %s", l.Path(), want)
+	}
+	if l.Signed() {
+		t.Fatal("signed without a key")
+	}
+
+	custom := filepath.Join(t.TempDir(), "logs", "a.jsonl")
+	t.Setenv(EnvLog, custom)
+	if l, err = FromEnv(nil); err != nil || l.Path() != filepath.Join(resolveExisting(filepath.Dir(filepath.Dir(custom))), "logs", "a.jsonl") {
+		t.Fatalf("custom: %v %v", l, err)
+	}
+
+	t.Setenv(EnvLog, " ")
+	var ce *ConfigError
+	if _, err = FromEnv(nil); !errors.As(err, &ce) || !strings.Contains(err.Error(), EnvLog+" is set but empty") {
+		t.Fatalf("empty log path: %v", err)
+	}
+	t.Setenv(EnvLog, t.TempDir())
+	if _, err = FromEnv(nil); !errors.As(err, &ce) {
+		t.Fatalf("directory as log path: %v", err)
+	}
+
+	// Existing files that appends would refuse stop start-up.
+	shared := filepath.Join(t.TempDir(), "shared")
+	os.Mkdir(shared, 0o755)
+	os.Chmod(shared, 0o755)
+	t.Setenv(EnvLog, filepath.Join(shared, "mcp.jsonl"))
+	if _, err = FromEnv(nil); !errors.As(err, &ce) || !strings.Contains(err.Error(), "group/world accessible") {
+		t.Fatalf("shared directory: %v", err)
+	}
+	private := filepath.Join(t.TempDir(), "private")
+	os.Mkdir(private, 0o700)
+	os.Symlink(filepath.Join(t.TempDir(), "target"), filepath.Join(private, "mcp.jsonl"))
+	t.Setenv(EnvLog, filepath.Join(private, "mcp.jsonl"))
+	if _, err = FromEnv(nil); !errors.As(err, &ce) || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("symlinked ledger: %v", err)
+	}
+	os.WriteFile(filepath.Join(private, "other.jsonl"), nil, 0o644)
+	t.Setenv(EnvLog, filepath.Join(private, "other.jsonl"))
+	if _, err = FromEnv(nil); !errors.As(err, &ce) || !strings.Contains(err.Error(), "0600") {
+		t.Fatalf("readable ledger: %v", err)
+	}
+
+	t.Setenv(EnvDisabled, "") // any value, even empty, disables
+	if l, err = FromEnv(nil); l != nil || err != nil {
+		t.Fatalf("disabled: %v %v", l, err)
+	}
+}
+
+func TestFromEnvSignKey(t *testing.T) {
+	s := testSigner(9)
+	good := MarshalPrivateKey(s.key)
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ecDER, _ := x509.MarshalPKCS8PrivateKey(ec)
+	ecPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: ecDER})
+
+	for _, tc := range []struct {
+		name string
+		path func(t *testing.T) string
+		want string // "" = accepted
+	}{
+		{"valid key", func(t *testing.T) string { return writeKey(t, good, 0o600) }, ""},
+		{"valid key, owner read-only", func(t *testing.T) string { return writeKey(t, good, 0o400) }, ""},
+		{"empty variable", func(t *testing.T) string { return "" }, "set but empty"},
+		{"missing file", func(t *testing.T) string { return filepath.Join(t.TempDir(), "none.pem") }, "no such file"},
+		{"group readable", func(t *testing.T) string { return writeKey(t, good, 0o640) }, "group/world accessible"},
+		{"world readable", func(t *testing.T) string { return writeKey(t, good, 0o604) }, "group/world accessible"},
+		{"empty file", func(t *testing.T) string { return writeKey(t, nil, 0o600) }, "is empty"},
+		{"oversized", func(t *testing.T) string {
+			return writeKey(t, append(good, make([]byte, MaxKeyFileBytes)...), 0o600)
+		}, "larger than"},
+		{"directory", func(t *testing.T) string { d := t.TempDir(); os.Chmod(d, 0o700); return d }, "not a regular file"},
+		{"not PEM", func(t *testing.T) string { return writeKey(t, []byte("hello"), 0o600) }, "no PEM block"},
+		{"not UTF-8", func(t *testing.T) string { return writeKey(t, []byte{0xff, 0xfe, 0x00}, 0o600) }, "not UTF-8"},
+		{"public key instead", func(t *testing.T) string { return writeKey(t, MarshalPublicKey(s.Public()), 0o600) }, `"PUBLIC KEY"`},
+		{"garbage DER", func(t *testing.T) string {
+			return writeKey(t, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte{1, 2, 3}}), 0o600)
+		}, "not a valid PKCS#8"},
+		{"ECDSA key", func(t *testing.T) string { return writeKey(t, ecPEM, 0o600) }, "not an Ed25519 key"},
+		{"two PEM blocks", func(t *testing.T) string { return writeKey(t, append(append([]byte{}, good...), good...), 0o600) }, "more than one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, disabled := range []bool{false, true} { // checked even when auditing is off
+				clearEnv(t)
+				t.Setenv(EnvRunDir, t.TempDir())
+				t.Setenv(EnvSignKey, tc.path(t))
+				if disabled {
+					t.Setenv(EnvDisabled, "1")
+				}
+				l, err := FromEnv(nil)
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("rejected: %v", err)
+					}
+					if !disabled && (!l.Signed() || l.signer.KeyID() != s.KeyID()) {
+						t.Fatal("ledger not signing with the key")
+					}
+					continue
+				}
+				var ce *ConfigError
+				if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), EnvSignKey) {
+					t.Fatalf("disabled=%v: err %v, want a ConfigError mentioning %q", disabled, err, tc.want)
+				}
+				if strings.Contains(err.Error(), "BEGIN") {
+					t.Fatal("error message contains key material")
+				}
+			}
+		})
+	}
+	if os.Geteuid() != 0 { // root reads anything
+		t.Run("unreadable", func(t *testing.T) {
+			clearEnv(t)
+			t.Setenv(EnvSignKey, writeKey(t, good, 0o000))
+			if _, err := FromEnv(nil); err == nil || !strings.Contains(err.Error(), "cannot be opened") {
+				t.Fatalf("%v", err)
+			}
+		})
+	}
+}
+
+func TestLoadPublicKey(t *testing.T) {
+	s := testSigner(10)
+	p := writeKey(t, MarshalPublicKey(s.Public()), 0o644) // public keys need not be private
+	k, err := LoadPublicKey(p)
+	if err != nil || KeyID(k) != s.KeyID() {
+		t.Fatalf("%v", err)
+	}
+	if _, err := LoadPublicKey(writeKey(t, MarshalPrivateKey(s.key), 0o600)); err == nil {
+		t.Fatal("a private key is not a public key")
+	}
+}
+
+func TestRunDir(t *testing.T) {
+	clearEnv(t)
+	t.Setenv(EnvRunDir, "/srv/fluxgit/run")
+	if d, _ := RunDir(); d != "/srv/fluxgit/run" {
+		t.Fatalf("explicit: %s", d)
+	}
+	os.Unsetenv(EnvRunDir)
+	t.Setenv("HOME", "/home/ada")
+	t.Setenv("XDG_DATA_HOME", "")
+	d, err := RunDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch runtime.GOOS {
+	case "darwin":
+		if d != "/home/ada/Library/Application Support/FluxGit/run" {
+			t.Fatal(d)
+		}
+	case "windows":
+	default:
+		if d != "/home/ada/.local/share/FluxGit/run" {
+			t.Fatal(d)
+		}
+		t.Setenv("XDG_DATA_HOME", "/data")
+		if d, _ := RunDir(); d != "/data/FluxGit/run" {
+			t.Fatal(d)
+		}
+	}
+}

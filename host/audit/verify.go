@@ -1,0 +1,387 @@
+package audit
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// VerifyOptions configures Verify.
+type VerifyOptions struct {
+	// PublicKeys verify signed entries and checkpoints; an entry signed by
+	// any other key fails.
+	PublicKeys []ed25519.PublicKey
+	// RequireSigned fails on any unsigned entry or checkpoint.
+	RequireSigned bool
+
+	limits *limits // tests only
+}
+
+// Report is what a successful verification counted.
+type Report struct {
+	Entries  uint64 `json:"entries"`
+	Chained  uint64 `json:"chained"`
+	Legacy   uint64 `json:"legacy"`
+	Signed   uint64 `json:"signed"`
+	Unsigned uint64 `json:"unsigned"`
+	// Segments counts the files verified: rotated segments plus the active file.
+	Segments      int    `json:"segments"`
+	FirstSequence uint64 `json:"first_sequence"`
+	LastSequence  uint64 `json:"last_sequence"`
+	// RetentionCheckpointUsed is true when the retained chain starts after
+	// pruned history, anchored by a retention checkpoint.
+	RetentionCheckpointUsed bool `json:"retention_checkpoint_used"`
+}
+
+// Verify checks a whole ledger — the rotated segments next to path, the
+// active file at path and the retention checkpoints — streaming one line at
+// a time. A broken ledger yields an *IntegrityError naming the file and
+// line; an unreadable one the underlying error.
+func Verify(path string, opts VerifyOptions) (Report, error) {
+	lim := defaultLimits()
+	if opts.limits != nil {
+		lim = *opts.limits
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Report{}, err
+	}
+	dir, base := splitPath(abs)
+	v := &verifier{lim: lim, dir: dir, keys: map[string]ed25519.PublicKey{}, require: opts.RequireSigned}
+	for _, k := range opts.PublicKeys {
+		if len(k) != ed25519.PublicKeySize {
+			return Report{}, errors.New("audit: a public key is not an Ed25519 key")
+		}
+		v.keys[KeyID(k)] = k
+	}
+	lf, err := scanDir(dir, base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Report{}, fmt.Errorf("no audit ledger at %s: %w", abs, err)
+	}
+	if err != nil {
+		return Report{}, err
+	}
+	if lf.bad != "" {
+		return Report{}, integrity(lf.bad, 0, "file name does not follow the ledger's naming")
+	}
+	if len(lf.segments) > lim.keepRotated+1 {
+		return Report{}, integrity(base, 0, "%d rotated segments; retention keeps at most %d", len(lf.segments), lim.keepRotated+1)
+	}
+	if len(lf.checkpoints) > maxCheckpoints {
+		return Report{}, integrity(base, 0, "%d retention checkpoints; at most %d are allowed", len(lf.checkpoints), maxCheckpoints)
+	}
+	for _, cf := range lf.checkpoints {
+		c, err := readCheckpoint(dir, cf)
+		if err != nil {
+			return Report{}, integrity(cf.name, 0, "invalid retention checkpoint: %v", err)
+		}
+		signed, err := verifySignature(c.obj, v.keys, true)
+		if err != nil {
+			return Report{}, integrity(cf.name, 0, "%v", err)
+		}
+		if !signed && v.require {
+			return Report{}, integrity(cf.name, 0, "retention checkpoint is not signed (--require-signed)")
+		}
+		v.checkpoints = append(v.checkpoints, c)
+	}
+	active := true
+	if fi, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+		if len(lf.segments) == 0 {
+			return Report{}, fmt.Errorf("no audit ledger at %s: %w", abs, fs.ErrNotExist)
+		}
+		active = false // rotated, and nothing appended since
+	} else if err != nil {
+		return Report{}, err
+	} else if !fi.Mode().IsRegular() {
+		return Report{}, integrity(base, 0, "not a regular file")
+	}
+	if workers := runtime.GOMAXPROCS(0); workers > 1 {
+		v.pool = newSigPool(v.keys, workers)
+	}
+	err = func() error {
+		for i := range lf.segments {
+			v.pos = position{file: i}
+			if err := v.file(lf.segments[i].name, &lf.segments[i], i == 0); err != nil {
+				return err
+			}
+		}
+		if active {
+			v.pos = position{file: len(lf.segments)}
+			return v.file(base, nil, len(lf.segments) == 0)
+		}
+		return nil
+	}()
+	if v.pool != nil {
+		// The earliest failure wins, whichever check found it.
+		if bad, at := v.pool.wait(); bad != nil && (err == nil || errors.Is(err, errStopped) || at.before(v.pos)) {
+			err = bad
+		}
+	}
+	if err != nil {
+		return v.rep, err
+	}
+	for _, c := range v.checkpoints {
+		if !v.started || c.next > v.lastSeq {
+			return v.rep, integrity(c.file.name, 0, "refers to sequence %d, beyond the retained chain", c.next)
+		}
+	}
+	v.rep.Segments = len(lf.segments)
+	if active {
+		v.rep.Segments++
+	}
+	return v.rep, nil
+}
+
+type verifier struct {
+	lim         limits
+	dir         string
+	keys        map[string]ed25519.PublicKey
+	require     bool
+	checkpoints []*checkpoint
+
+	pool *sigPool // parallel Ed25519 checks (nil: inline)
+	pos  position // line being verified
+
+	rep      Report
+	started  bool   // the first chained entry was seen
+	anchor   []byte // legacy-prefix anchor (nil: no unchained records)
+	lastSeq  uint64
+	lastHash string
+	prevSeg  string // segmentId of the previous file
+}
+
+// file verifies one file of the ledger; seg is its decoded name when it is
+// a rotated segment.
+func (v *verifier) file(name string, seg *segmentFile, firstFile bool) error {
+	f, err := openNoFollow(filepath.Join(v.dir, name), os.O_RDONLY, 0)
+	if err != nil {
+		return integrity(name, 0, "cannot be opened: %v", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return integrity(name, 0, "not a regular file")
+	}
+	lr := newLineReader(f, v.lim.lineBytes)
+	var fileSeg string
+	var first, last uint64
+	for n := 1; ; n++ {
+		v.pos.line = n
+		if v.pool != nil && v.pool.failed.Load() {
+			return errStopped
+		}
+		line, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return integrity(name, n, "%v", err)
+		}
+		if len(line) == 0 {
+			return integrity(name, n, "%v", errBlankLine)
+		}
+		o, err := parseObject(line)
+		if err != nil {
+			return integrity(name, n, "%v", err)
+		}
+		if !isChained(o) {
+			if v.started || !firstFile {
+				return integrity(name, n, "unchained record after the chain started")
+			}
+			if err := v.signature(o, false, name, n); err != nil {
+				return integrity(name, n, "%v", err)
+			}
+			if v.anchor, err = legacyAnchor(v.anchor, o); err != nil {
+				return integrity(name, n, "%v", err)
+			}
+			v.rep.Entries++
+			v.rep.Legacy++
+			continue
+		}
+		cf, err := readChainFields(o)
+		if err != nil {
+			return integrity(name, n, "%v", err)
+		}
+		if !v.started {
+			if err := v.start(name, n, o, cf); err != nil {
+				return err
+			}
+		} else {
+			if cf.sequence != v.lastSeq+1 {
+				return integrity(name, n, "sequence %d does not follow %d", cf.sequence, v.lastSeq)
+			}
+			if cf.previousHash != v.lastHash {
+				return integrity(name, n, "previousHash does not match the preceding entry")
+			}
+		}
+		h, err := entryHash(o)
+		if err != nil {
+			return integrity(name, n, "%v", err)
+		}
+		if h != cf.entryHash {
+			return integrity(name, n, "entryHash does not match the entry")
+		}
+		switch {
+		case fileSeg == "":
+			if cf.segmentID == v.prevSeg {
+				return integrity(name, n, "segmentId repeats the previous file's")
+			}
+			fileSeg = cf.segmentID
+		case cf.segmentID != fileSeg:
+			return integrity(name, n, "segmentId changes within the file")
+		}
+		if seg != nil && cf.segmentID != seg.segmentID {
+			return integrity(name, n, "segmentId does not match the segment's name")
+		}
+		if err := v.signature(o, true, name, n); err != nil {
+			return integrity(name, n, "%v", err)
+		}
+		for _, c := range v.checkpoints {
+			if c.next == cf.sequence && c.previousHash != cf.previousHash {
+				return integrity(c.file.name, 0, "does not match the chain at sequence %d", c.next)
+			}
+		}
+		if first == 0 {
+			first = cf.sequence
+		}
+		last = cf.sequence
+		v.lastSeq, v.lastHash = cf.sequence, cf.entryHash
+		v.rep.Entries++
+		v.rep.Chained++
+		v.rep.LastSequence = cf.sequence
+	}
+	if seg != nil {
+		if first == 0 {
+			return integrity(name, 0, "rotated segment holds no chained entry")
+		}
+		if first != seg.first || last != seg.last {
+			return integrity(name, 0, "holds sequences %d..%d, its name says %d..%d", first, last, seg.first, seg.last)
+		}
+	}
+	if fileSeg != "" {
+		v.prevSeg = fileSeg
+	}
+	return nil
+}
+
+// start checks where the retained chain begins: after the unchained
+// prefix, at genesis, or at exactly one matching retention checkpoint.
+func (v *verifier) start(name string, n int, o Object, cf chainFields) error {
+	switch {
+	case v.anchor != nil:
+		if cf.sequence != 1 || cf.previousHash != legacyLabel(v.anchor) {
+			return integrity(name, n, "first chained entry does not continue the unchained prefix")
+		}
+	case cf.sequence == 1:
+		if cf.previousHash != GenesisHash {
+			return integrity(name, n, "first entry's previousHash is not %q", GenesisHash)
+		}
+	default:
+		var match []*checkpoint
+		for _, c := range v.checkpoints {
+			if c.next == cf.sequence && c.previousHash == cf.previousHash {
+				match = append(match, c)
+			}
+		}
+		switch len(match) {
+		case 0:
+			return integrity(name, n, "chain starts at sequence %d without a matching retention checkpoint", cf.sequence)
+		case 1:
+		default:
+			return integrity(name, n, "%d retention checkpoints claim the chain start", len(match))
+		}
+		if _, signedEntry := o.Get("signature"); signedEntry && !match[0].signed() {
+			return integrity(match[0].file.name, 0, "unsigned retention checkpoint in front of a signed chain")
+		}
+		v.rep.RetentionCheckpointUsed = true
+	}
+	v.started = true
+	v.rep.FirstSequence = cf.sequence
+	return nil
+}
+
+func (v *verifier) signature(o Object, chained bool, name string, n int) error {
+	signed, chk, err := prepareSignature(o, v.keys, chained)
+	if err != nil {
+		return err
+	}
+	if !signed {
+		if v.require {
+			return errors.New("entry is not signed (--require-signed)")
+		}
+		v.rep.Unsigned++
+		return nil
+	}
+	v.rep.Signed++
+	if v.pool != nil && chk.pub != nil {
+		v.pool.submit(sigJob{at: v.pos, name: name, line: n, chk: chk})
+		return nil
+	}
+	return chk.verify(v.keys)
+}
+
+// position orders lines across the ledger's files.
+type position struct{ file, line int }
+
+func (p position) before(q position) bool {
+	return p.file < q.file || (p.file == q.file && p.line < q.line)
+}
+
+// errStopped ends the walk early once a signature check failed.
+var errStopped = errors.New("stopped after a failed signature")
+
+type sigJob struct {
+	at   position
+	name string
+	line int
+	chk  *sigCheck
+}
+
+// sigPool runs Ed25519 verifications on all cores while the walk goes on;
+// its queue is bounded, so memory stays bounded too.
+type sigPool struct {
+	keys   map[string]ed25519.PublicKey
+	jobs   chan sigJob
+	wg     sync.WaitGroup
+	failed atomic.Bool
+
+	mu    sync.Mutex
+	bad   *IntegrityError
+	badAt position
+}
+
+func newSigPool(keys map[string]ed25519.PublicKey, workers int) *sigPool {
+	p := &sigPool{keys: keys, jobs: make(chan sigJob, 4*workers)}
+	for i := 0; i < workers; i++ {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			for j := range p.jobs {
+				if err := j.chk.verify(p.keys); err != nil {
+					p.mu.Lock()
+					if p.bad == nil || j.at.before(p.badAt) {
+						p.bad, p.badAt = integrity(j.name, j.line, "%v", err), j.at
+					}
+					p.mu.Unlock()
+					p.failed.Store(true)
+				}
+			}
+		}()
+	}
+	return p
+}
+
+func (p *sigPool) submit(j sigJob) { p.jobs <- j }
+
+// wait finishes the queued checks and returns the earliest failure.
+func (p *sigPool) wait() (*IntegrityError, position) {
+	close(p.jobs)
+	p.wg.Wait()
+	return p.bad, p.badAt
+}
