@@ -10,6 +10,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/sourcegraph/jsonrpc2"
@@ -71,6 +72,7 @@ type Server struct {
 	session generation // legacy state set by initialize
 	inits   bool
 	flight  map[jsonrpc2.ID]context.CancelFunc
+	running sync.WaitGroup // requests being served
 
 	lists sync.Map // listVariant -> json.RawMessage
 
@@ -105,8 +107,21 @@ func (s *Server) Serve(ctx context.Context, stream jsonrpc2.ObjectStream) error 
 		conn.Close()
 	}
 	s.cancelAll()
+	// Let cancelled calls unwind so each reaches the Recorder (the audit
+	// ledger) before the process exits; a provider that ignores
+	// cancellation cannot hold shutdown hostage.
+	done := make(chan struct{})
+	go func() { s.running.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(shutdownGrace):
+		s.log.Warn("requests still running at shutdown", "grace", shutdownGrace)
+	}
 	return nil
 }
+
+// shutdownGrace bounds how long Serve waits for cancelled requests.
+const shutdownGrace = 5 * time.Second
 
 type discardLogger struct{}
 
@@ -128,6 +143,7 @@ func (h handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	h.s.mu.Lock()
 	h.s.flight[req.ID] = cancel
 	h.s.mu.Unlock()
+	h.s.running.Add(1)
 	if req.Method == "initialize" {
 		h.s.respond(ctx, rctx, conn, req)
 		return
@@ -136,6 +152,7 @@ func (h handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 }
 
 func (s *Server) respond(parent, ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	defer s.running.Done()
 	defer func() {
 		s.mu.Lock()
 		cancel := s.flight[req.ID]
