@@ -103,6 +103,9 @@ func Command(repo string, args ...string) []string {
 type Runner struct {
 	// Timeout bounds each invocation; zero means DefaultTimeout.
 	Timeout time.Duration
+
+	// drivers caches driver scans per repository (drivercache.go).
+	drivers driverCache
 }
 
 // Default is the runner the package-level helpers use.
@@ -179,8 +182,51 @@ func (r *Runner) Stream(ctx context.Context, repo string, sink io.Writer, args .
 	return out.total, err
 }
 
+// Tuning holds performance-only settings for one call. None of them
+// weakens the hardening: they only change how git spends CPU.
+type Tuning struct {
+	// SerialIndexStat turns off core.preloadIndex, so the stat pass over
+	// the index runs on one thread. Useful when the caller runs other git
+	// processes alongside (repo.brief): on a small machine twenty preload
+	// threads only compete with them.
+	SerialIndexStat bool
+}
+
+// args returns the -c flags for t (placed before -C, like globalFlags).
+func (t Tuning) args() []string {
+	if t.SerialIndexStat {
+		return []string{"-c", "core.preloadIndex=false"}
+	}
+	return nil
+}
+
+// tunedArgs is hardenedArgs with t's flags after the global ones, so the
+// hardening flags and the argument layout are unchanged.
+func tunedArgs(repo string, t Tuning, args []string) []string {
+	argv := hardenedArgs(repo, args)
+	extra := t.args()
+	if len(extra) == 0 {
+		return argv
+	}
+	out := make([]string, 0, len(argv)+len(extra))
+	out = append(out, argv[:len(globalFlags)]...)
+	out = append(out, extra...)
+	return append(out, argv[len(globalFlags):]...)
+}
+
+// StreamTuned is Stream with performance settings for this call.
+func (r *Runner) StreamTuned(ctx context.Context, repo string, t Tuning, sink io.Writer, args ...string) (int64, error) {
+	out := &limitBuffer{limit: MaxStream, what: "stdout stream", sink: sink}
+	err := r.execTuned(ctx, repo, t, args, out)
+	return out.total, err
+}
+
 // exec is the one code path that starts git.
 func (r *Runner) exec(ctx context.Context, repo string, args []string, stdout *limitBuffer) error {
+	return r.execTuned(ctx, repo, Tuning{}, args, stdout)
+}
+
+func (r *Runner) execTuned(ctx context.Context, repo string, t Tuning, args []string, stdout *limitBuffer) error {
 	command := Command(repo, args...)
 	fail := func(cause error, code int, details string) error {
 		return &Error{Command: command, Details: details, ExitCode: code, Err: cause}
@@ -204,7 +250,7 @@ func (r *Runner) exec(ctx context.Context, repo string, args []string, stdout *l
 	if err != nil {
 		return err
 	}
-	return r.start(ctx, exe, command, hardenedArgs(repo, args), overrides, stdout)
+	return r.start(ctx, exe, command, tunedArgs(repo, t, args), overrides, stdout)
 }
 
 // start launches one hardened git process and waits for it. command is only

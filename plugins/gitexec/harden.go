@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // globalFlags precede -C on every call. Each one closes a way repository
@@ -143,35 +144,82 @@ var noContentSubcommands = map[string]bool{
 }
 
 // driverScanArgs lists every filter, diff and merge driver key in the
-// repository's configuration (names only, NUL-terminated).
-var driverScanArgs = []string{"config", "-z", "--name-only", "--get-regexp", `^(filter|diff|merge)\.`}
+// repository's configuration (names only, NUL-terminated), and every
+// include key: a config with includes is never cached (see drivercache.go).
+var driverScanArgs = []string{"config", "-z", "--name-only", "--get-regexp", `^(filter|diff|merge|include|includeif)\.`}
 
 // driverOverrides neutralizes the programs .gitattributes can select.
 // Drivers are named by the (untrusted) work tree and defined in the
 // repository config, so no fixed -c list can cover them: a `filter.x.clean`
 // runs during a plain `git status` when a file's stat data is stale. One
-// cheap `git config` scan per call finds the defined names and each
-// program-valued key is overridden with an empty value. For filters git
-// treats that as "no filter", and required=false lets a marked file be read
-// as-is. For diff commands, textconv and merge drivers an empty command
-// makes git fail ("cannot run") instead of running anything; diff, log and
-// show never get that far because of subcommandFlags, but a future caller
-// of merge-tree on a repository with a custom merge driver will see a
-// 10010 rather than the driver's result, which is the safe side.
+// cheap `git config` scan finds the defined names and each program-valued
+// key is overridden with an empty value. For filters git treats that as
+// "no filter", and required=false lets a marked file be read as-is. For
+// diff commands, textconv and merge drivers an empty command makes git
+// fail ("cannot run") instead of running anything; diff, log and show never
+// get that far because of subcommandFlags, but a future caller of
+// merge-tree on a repository with a custom merge driver will see a 10010
+// rather than the driver's result, which is the safe side.
+//
+// The scan's result is cached per repository and revalidated by stat()
+// before every use; drivercache.go explains when it is and is not reused.
 func (r *Runner) driverOverrides(ctx context.Context, exe, repo, subcommand string) ([][2]string, error) {
 	if noContentSubcommands[subcommand] {
 		return nil, nil
 	}
+	key := exe + "\x00" + repo
+	var paths []string
+	var before []fileSig
+	if e, ok := r.drivers.get(key); ok {
+		if !e.includes {
+			return e.overrides, nil
+		}
+		paths, before = e.paths, e.sigs // known locations, config has includes
+	} else {
+		paths, before = r.watchList(ctx, exe, repo)
+	}
+	if paths != nil && racy(before, time.Now()) {
+		paths = nil
+	}
+	if driverScanHook != nil {
+		driverScanHook(repo)
+	}
 	out := &limitBuffer{keep: MaxStdout, limit: MaxStdout, what: "stdout"}
 	err := r.start(ctx, exe, Command(repo, driverScanArgs...), hardenedArgs(repo, driverScanArgs), nil, out)
+	var names []string
 	if err != nil {
 		var ge *Error
-		if errors.As(err, &ge) && ge.ExitCode == 1 && errors.Is(err, ErrExit) {
-			return nil, nil // exit 1: no matching keys
+		if !errors.As(err, &ge) || ge.ExitCode != 1 || !errors.Is(err, ErrExit) {
+			return nil, err
 		}
-		return nil, err
+		// exit 1: no matching keys
+	} else {
+		names = strings.Split(out.buf.String(), "\x00")
 	}
-	return overridesFor(strings.Split(out.buf.String(), "\x00")), nil
+	ov := overridesFor(names)
+	if paths != nil {
+		// Cache only when nothing moved while git read the config. With
+		// includes only the file locations are kept, never the answer.
+		if after, ok := statAll(paths); ok && sameSigs(before, after) {
+			e := &driverEntry{key: key, paths: paths, sigs: before, overrides: ov}
+			if hasIncludes(names) {
+				e.overrides, e.includes = nil, true
+			}
+			r.drivers.put(e)
+		}
+	}
+	return ov, nil
+}
+
+// hasIncludes reports an include.* or includeIf.* key among the names.
+func hasIncludes(names []string) bool {
+	for _, n := range names {
+		section, _, _ := strings.Cut(n, ".")
+		if strings.EqualFold(section, "include") || strings.EqualFold(section, "includeif") {
+			return true
+		}
+	}
+	return false
 }
 
 // overridesFor maps config key names to neutralizing overrides.

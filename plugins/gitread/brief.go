@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -98,20 +99,24 @@ func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
 	var (
 		head    *statusHead
 		tree    BriefTree
-		gitDir  string
 		commits []ShortCommit
 		logErr  error
 		defBr   string
 		subs    *subScan
 	)
-	// Five independent reads at once; the submodule scan adds one
-	// rev-parse per initialized submodule.
+	// Four independent git processes at once (open() already supplied the
+	// git directories): status without the untracked walk, ls-files for
+	// the untracked walk on the other core (the index's gitlinks are read
+	// from the index file meanwhile, see listIndexAndOthers), log, and
+	// symbolic-ref. The submodule scan adds one rev-parse per initialized
+	// submodule.
 	err = parallel(
 		func() (err error) {
-			head, err = p.scanStatus(ctx, r, true, "", func(e StatusEntry) {
+			// One stat thread: the other core is busy with ls-files.
+			head, err = p.scanStatusArgs(ctx, r, briefStatusArgv, gitexec.Tuning{SerialIndexStat: true}, true, "", func(e StatusEntry) {
 				switch {
 				case e.Status == "??":
-					tree.Untracked++
+					tree.Untracked++ // not listed with -uno; kept for safety
 				case isConflict(e.Status):
 					tree.Conflicted++
 				default:
@@ -125,7 +130,15 @@ func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
 			})
 			return err
 		},
-		func() (err error) { gitDir, _, err = p.gitDirs(ctx, r); return err },
+		func() error {
+			untracked, links, err := p.listIndexAndOthers(ctx, r)
+			if err != nil {
+				return err
+			}
+			tree.Untracked += untracked
+			subs, err = p.scanSubmodulesFrom(ctx, call, r, true, links)
+			return err
+		},
 		func() error { commits, logErr = p.shortLog(ctx, r, 50, 120, ""); return nil },
 		func() error {
 			out, err := p.runner.Run(ctx, r.dir, "symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD")
@@ -138,7 +151,6 @@ func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
 			}
 			return err
 		},
-		func() (err error) { subs, err = p.scanSubmodules(ctx, call, r, true); return err },
 	)
 	if err != nil {
 		return nil, err
@@ -157,7 +169,7 @@ func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
 		sha := commits[0].Sha
 		d.Head.Sha = &sha
 	}
-	if op := operationIn(gitDir); op != "" {
+	if op := operationIn(r.gitDir); op != "" {
 		d.OperationInProgress = &op
 	}
 	if defBr != "" {
@@ -271,4 +283,39 @@ func fitBrief(d *BriefData, commits []ShortCommit, attention []BriefSubmodule, n
 			return
 		}
 	}
+}
+
+// listIndexAndOthers returns the number of untracked files and the top
+// level's gitlinks. The count comes from `git ls-files --others
+// --exclude-standard -z`: exactly the "??" entries of `status
+// --untracked-files=all` (same walk, same standard excludes, same "already
+// in the index" test), run beside a status that skips the walk. The
+// gitlinks are read from the index file meanwhile (readIndexGitlinks);
+// when that declines, `git ls-files --stage -z` lists them as before.
+func (p *Provider) listIndexAndOthers(ctx context.Context, r *repo) (int64, *gitlinkSet, error) {
+	var (
+		links *gitlinkSet
+		ok    bool
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		if r.gitDir != "" {
+			links, ok = readIndexGitlinks(r.gitDir)
+		}
+	}()
+	var untracked int64
+	err := p.stream(ctx, r, 0, func([]byte) error { untracked++; return nil },
+		"ls-files", "--others", "--exclude-standard", "-z")
+	<-done
+	if err != nil {
+		return 0, nil, err
+	}
+	if !ok {
+		links = &gitlinkSet{}
+		if err := p.stream(ctx, r, 0, links.add, "ls-files", "--stage", "-z"); err != nil {
+			return 0, nil, err
+		}
+	}
+	return untracked, links, nil
 }

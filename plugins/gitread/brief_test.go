@@ -183,3 +183,112 @@ func BenchmarkRepoBriefSequentialBaseline(b *testing.B) {
 		}
 	}
 }
+
+// referenceTree counts a work tree the way repo.brief did with a single
+// `git status --porcelain=v2 -z --untracked-files=all`.
+func referenceTree(t *testing.T, repo string) BriefTree {
+	t.Helper()
+	var tree BriefTree
+	ps := &statusParser{max: 1 << 20}
+	out := git(t, repo, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all")
+	for _, f := range strings.Split(out, "\x00") {
+		if f == "" {
+			continue
+		}
+		if err := ps.field([]byte(f)); err != nil {
+			t.Fatalf("%v on %q", err, f)
+		}
+	}
+	for _, e := range ps.data.Entries {
+		switch {
+		case e.Status == "??":
+			tree.Untracked++
+		case isConflict(e.Status):
+			tree.Conflicted++
+		default:
+			if e.Status[0] != ' ' {
+				tree.Staged++
+			}
+			if e.Status[1] != ' ' {
+				tree.Unstaged++
+			}
+		}
+	}
+	tree.Clean = tree == BriefTree{}
+	return tree
+}
+
+// TestRepoBriefTreeParity: the untracked count now comes from ls-files
+// (in parallel with a status that skips the walk) and the gitlinks from
+// the index file; both must match the single-status reference and
+// submodule.status in awkward cases: nested repositories, ignored files,
+// untracked names that mimic an index record, gitlinks without
+// .gitmodules, skip-worktree entries and conflicts.
+func TestRepoBriefTreeParity(t *testing.T) {
+	cases := map[string]func(t *testing.T) string{
+		"mixed": func(t *testing.T) string {
+			repo := newRepo(t)
+			write(t, repo, ".gitignore", "*.log\nbuild/\n")
+			write(t, repo, "d/e/f.txt", "x\n")
+			write(t, repo, "s/skip.txt", "x\n")
+			commitAll(t, repo, "more")
+			git(t, repo, "update-index", "--skip-worktree", "s/skip.txt")
+			write(t, repo, "a.txt", "changed\n")
+			write(t, repo, "staged.txt", "s\n")
+			git(t, repo, "add", "staged.txt")
+			write(t, repo, "u1", "")
+			write(t, repo, "deep/er/u2", "")
+			write(t, repo, "d/e/u3", "")
+			write(t, repo, "x.log", "ignored")
+			write(t, repo, "build/out", "ignored")
+			write(t, repo, "160000 "+strings.Repeat("1", 40)+" 0\tfake", "mimic")
+			write(t, repo, "H 160000 "+strings.Repeat("2", 40)+" 0\tfake2", "mimic")
+			write(t, repo, "empty-dir/.keep", "")
+			if err := os.Remove(filepath.Join(repo, "empty-dir/.keep")); err != nil {
+				t.Fatal(err)
+			}
+			nested := filepath.Join(repo, "nested")
+			if err := os.MkdirAll(nested, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			git(t, nested, "init", "-q")
+			write(t, nested, "inside", "x")
+			// A gitlink with no .gitmodules at all.
+			git(t, repo, "update-index", "--add", "--cacheinfo", "160000,"+strings.Repeat("3", 40)+",bare-link")
+			return repo
+		},
+		"conflict": func(t *testing.T) string {
+			repo := conflictRepo(t, "merge")
+			write(t, repo, "untracked/one", "")
+			return repo
+		},
+		"submodules": func(t *testing.T) string {
+			repo := submoduleRepo(t).top
+			write(t, repo, "modA/untracked-in-sub", "")
+			write(t, repo, "top-untracked", "")
+			return repo
+		},
+		"clean": func(t *testing.T) string { return newRepo(t) },
+		"empty": func(t *testing.T) string {
+			repo := emptyRepo(t)
+			write(t, repo, "only-untracked", "")
+			return repo
+		},
+	}
+	for name, mk := range cases {
+		t.Run(name, func(t *testing.T) {
+			repo := mk(t)
+			want := referenceTree(t, repo)
+			d, raw := briefOf(t, repo)
+			if d.WorkingTree != want {
+				t.Fatalf("brief %+v, reference %+v\n%s", d.WorkingTree, want, raw)
+			}
+			var sd SubmoduleData
+			mustOK(t, "submodule.status", map[string]any{"repoPath": repo}, &sd)
+			if s := d.Submodules; s.Total != sd.Total || s.Skipped != sd.Skipped {
+				t.Fatalf("brief submodules %+v, submodule.status %+v", s, sd)
+			}
+			t.Logf("%+v", d.WorkingTree)
+		})
+	}
+}

@@ -190,6 +190,9 @@ type repo struct {
 	// repository-relative paths mean the same thing whatever subdirectory
 	// repoPath named.
 	dir string
+	// gitDir and commonDir are the absolute (symlink-free when they
+	// resolve) git directory and common directory open() found.
+	gitDir, commonDir string
 }
 
 // open checks that repoPath is a git work tree (one rev-parse call) and,
@@ -237,10 +240,13 @@ func (p *Provider) open(ctx context.Context, call *sdk.Call, repoPath string) (*
 			}
 		}
 	}
-	if real, err := filepath.EvalSymlinks(top); err == nil {
-		top = real
+	resolve := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return p
 	}
-	return &repo{dir: top}, nil
+	return &repo{dir: resolve(top), gitDir: resolve(gitDir), commonDir: resolve(commonDir)}, nil
 }
 
 func insideAny(p string, roots []string) bool {
@@ -365,8 +371,13 @@ func (w *fieldWriter) flush() error {
 
 // stream runs git feeding fields to fn and flushes the last one.
 func (p *Provider) stream(ctx context.Context, r *repo, sep byte, fn func([]byte) error, args ...string) error {
+	return p.streamTuned(ctx, r, gitexec.Tuning{}, sep, fn, args...)
+}
+
+// streamTuned is stream with performance settings for the call.
+func (p *Provider) streamTuned(ctx context.Context, r *repo, t gitexec.Tuning, sep byte, fn func([]byte) error, args ...string) error {
 	w := &fieldWriter{sep: sep, fn: fn}
-	if _, err := p.runner.Stream(ctx, r.dir, w, args...); err != nil {
+	if _, err := p.runner.StreamTuned(ctx, r.dir, t, w, args...); err != nil {
 		return err
 	}
 	if err := w.flush(); err != nil {

@@ -35,7 +35,17 @@ type statusHead struct {
 // returns the branch headers. With stash set it also asks for the stash
 // count header (one process fewer than `git stash list`).
 func (p *Provider) scanStatus(ctx context.Context, r *repo, stash bool, pathspec string, fn func(StatusEntry)) (*statusHead, error) {
-	args := append([]string(nil), statusArgv...)
+	return p.scanStatusArgs(ctx, r, statusArgv, gitexec.Tuning{}, stash, pathspec, fn)
+}
+
+// briefStatusArgv is statusArgv without the untracked-file walk, which
+// repo.brief gets from `ls-files` in parallel (see listIndexAndOthers).
+var briefStatusArgv = []string{"status", "--porcelain=v2", "-z", "--branch", "--untracked-files=no"}
+
+// scanStatusArgs is scanStatus with the base status argv and performance
+// settings given.
+func (p *Provider) scanStatusArgs(ctx context.Context, r *repo, base []string, t gitexec.Tuning, stash bool, pathspec string, fn func(StatusEntry)) (*statusHead, error) {
+	args := append([]string(nil), base...)
 	if stash {
 		args = append(args, "--show-stash")
 	}
@@ -63,7 +73,7 @@ func (p *Provider) scanStatus(ctx context.Context, r *repo, stash bool, pathspec
 		}
 		return nil
 	}
-	if err := p.stream(ctx, r, 0, field, args...); err != nil {
+	if err := p.streamTuned(ctx, r, t, 0, field, args...); err != nil {
 		return nil, err
 	}
 	h.Branch, h.Detached, h.OID = ps.data.Branch, ps.data.Detached, ps.data.OID
@@ -95,9 +105,12 @@ func clip(s string, n int) (string, bool) {
 	return s[:i] + "…", true
 }
 
-// gitDir returns the absolute per-worktree git directory and the common
-// directory of r in one cheap rev-parse.
+// gitDirs returns the absolute per-worktree git directory and the common
+// directory of r: the ones open() found, or from one cheap rev-parse.
 func (p *Provider) gitDirs(ctx context.Context, r *repo) (gitDir, commonDir string, err error) {
+	if r.gitDir != "" && r.commonDir != "" {
+		return r.gitDir, r.commonDir, nil // open() already asked
+	}
 	args := []string{"rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"}
 	out, err := p.runner.Run(ctx, r.dir, args...)
 	if err != nil {

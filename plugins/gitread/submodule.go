@@ -106,6 +106,9 @@ type subScanner struct {
 	roots   []string // the host's allowed roots, if any
 	visited map[string]bool
 	out     subScan
+	// rootLinks, when set, are the top level's gitlinks, listed by the
+	// caller in a call it needed anyway.
+	rootLinks *gitlinkSet
 }
 
 // scanSubmodules lists the gitlinks of r and, recursively, of every
@@ -116,6 +119,12 @@ type subScanner struct {
 // otherwise it is counted as skipped. Strict mode fails with 10010 past the
 // depth or entry bound; lenient mode (repo.brief) stops and sets capped.
 func (p *Provider) scanSubmodules(ctx context.Context, call *sdk.Call, r *repo, lenient bool) (*subScan, error) {
+	return p.scanSubmodulesFrom(ctx, call, r, lenient, nil)
+}
+
+// scanSubmodulesFrom is scanSubmodules with the top level's gitlinks
+// already listed (nil: list them).
+func (p *Provider) scanSubmodulesFrom(ctx context.Context, call *sdk.Call, r *repo, lenient bool, root *gitlinkSet) (*subScan, error) {
 	_, common, err := p.gitDirs(ctx, r)
 	if err != nil {
 		return nil, err
@@ -124,7 +133,7 @@ func (p *Provider) scanSubmodules(ctx context.Context, call *sdk.Call, r *repo, 
 		common = real
 	}
 	s := &subScanner{p: p, lenient: lenient, top: r.dir, allowed: []string{r.dir, common},
-		roots: call.Meta.AllowedRoots, visited: map[string]bool{}}
+		roots: call.Meta.AllowedRoots, visited: map[string]bool{}, rootLinks: root}
 	s.visited[common] = true
 	if err := s.scan(ctx, r.dir, "", 0); err != nil {
 		if lenient && err == errSubmoduleCap {
@@ -145,6 +154,46 @@ type gitlink struct {
 	stage  bool // some non-zero stage
 }
 
+// gitlinkSet collects the gitlinks of one `ls-files --stage` listing.
+type gitlinkSet struct {
+	links []gitlink
+	idx   map[string]int
+}
+
+// add takes one "<mode> SP <sha> SP <stage> TAB <path>" record.
+func (g *gitlinkSet) add(f []byte) error {
+	if !bytes.HasPrefix(f, []byte("160000 ")) {
+		return nil
+	}
+	meta, path, ok := bytes.Cut(f, []byte{'\t'})
+	parts := strings.Fields(string(meta))
+	if !ok || len(parts) != 3 {
+		return errStatusFormat
+	}
+	if g.idx == nil {
+		g.idx = map[string]int{}
+	}
+	i, seen := g.idx[string(path)]
+	if !seen {
+		i = len(g.links)
+		g.idx[string(path)] = i
+		g.links = append(g.links, gitlink{path: append([]byte(nil), path...)})
+	}
+	l := &g.links[i]
+	switch parts[2] {
+	case "0":
+		l.sha = parts[1]
+	case "2":
+		l.stage, l.stage2 = true, parts[1]
+	default:
+		l.stage = true
+		if l.sha == "" {
+			l.sha = parts[1]
+		}
+	}
+	return nil
+}
+
 func (s *subScanner) scan(ctx context.Context, dir, prefix string, depth int) error {
 	args := []string{"ls-files", "--stage", "-z"}
 	if depth > maxSubmoduleDepth {
@@ -154,42 +203,18 @@ func (s *subScanner) scan(ctx context.Context, dir, prefix string, depth int) er
 		return &failure{gitexec.Command(dir, args...), fmt.Sprintf("submodules nested deeper than %d levels", maxSubmoduleDepth)}
 	}
 	var links []gitlink
-	idx := map[string]int{}
-	w := &fieldWriter{sep: 0, fn: func(f []byte) error {
-		// <mode> SP <sha> SP <stage> TAB <path>
-		if !bytes.HasPrefix(f, []byte("160000 ")) {
-			return nil
+	if depth == 0 && s.rootLinks != nil {
+		links = s.rootLinks.links // already listed by the caller
+	} else {
+		var set gitlinkSet
+		w := &fieldWriter{sep: 0, fn: set.add}
+		if _, err := s.p.runner.Stream(ctx, dir, w, args...); err != nil {
+			return err
 		}
-		meta, path, ok := bytes.Cut(f, []byte{'\t'})
-		parts := strings.Fields(string(meta))
-		if !ok || len(parts) != 3 {
-			return errStatusFormat
+		if err := w.flush(); err != nil {
+			return err
 		}
-		i, seen := idx[string(path)]
-		if !seen {
-			i = len(links)
-			idx[string(path)] = i
-			links = append(links, gitlink{path: append([]byte(nil), path...)})
-		}
-		l := &links[i]
-		switch parts[2] {
-		case "0":
-			l.sha = parts[1]
-		case "2":
-			l.stage, l.stage2 = true, parts[1]
-		default:
-			l.stage = true
-			if l.sha == "" {
-				l.sha = parts[1]
-			}
-		}
-		return nil
-	}}
-	if _, err := s.p.runner.Stream(ctx, dir, w, args...); err != nil {
-		return err
-	}
-	if err := w.flush(); err != nil {
-		return err
+		links = set.links
 	}
 
 	type child struct {
