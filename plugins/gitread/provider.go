@@ -14,7 +14,9 @@ package gitread
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -236,7 +238,17 @@ func (p *Provider) open(ctx context.Context, call *sdk.Call, repoPath string) (*
 				return nil, &failure{cmd, "cannot resolve the " + c.what + ": " + err.Error()}
 			}
 			if !insideAny(real, roots) {
-				return nil, &failure{cmd, c.what + " resolves outside the allowed roots"}
+				// The same refusal the host gives a repoPath outside the
+				// roots: a gitdir file, worktree or commondir must not
+				// smuggle a foreign repository in. The path itself is only
+				// fingerprinted.
+				sum := sha256.Sum256([]byte(real))
+				return nil, &sdk.RefusedError{Code: -32011, Message: "Repository path is outside the MCP allowed roots",
+					Data: map[string]any{
+						"environmentVariable": "FLUXGIT_MCP_ALLOWED_ROOTS",
+						"details":             "the " + c.what + " resolves outside the allowed roots",
+						"repoPathFingerprint": "sha256:" + hex.EncodeToString(sum[:]),
+					}}
 			}
 		}
 	}

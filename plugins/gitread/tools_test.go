@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -516,9 +517,16 @@ func TestAllowedRoots(t *testing.T) {
 				}
 				return
 			}
-			fd := mustFail(t, "repo.status", args, tt.roots...)
-			if fd.Details != tt.wantErr && !strings.HasSuffix(fd.Details, tt.wantErr) {
-				t.Fatalf("details %q, want %q", fd.Details, tt.wantErr)
+			_, err := call(t, "repo.status", args, tt.roots...)
+			var re *sdk.RefusedError
+			if !errors.As(err, &re) || re.Code != -32011 {
+				t.Fatalf("want a -32011 refusal, got %v", err)
+			}
+			if d, _ := re.Data["details"].(string); !strings.HasSuffix(d, tt.wantErr) {
+				t.Fatalf("details %q, want %q", d, tt.wantErr)
+			}
+			if strings.Contains(fmt.Sprint(re.Data), elsewhere) {
+				t.Fatalf("refusal discloses the path: %v", re.Data)
 			}
 		})
 	}
