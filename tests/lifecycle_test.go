@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -214,5 +215,33 @@ func TestCancelInFlight(t *testing.T) {
 		case <-deadline:
 			return
 		}
+	}
+}
+
+// A client that writes its requests and closes stdin at once still gets
+// every reply, then the server exits cleanly.
+func TestRepliesAfterEOF(t *testing.T) {
+	repo := fixtureRepo(t)
+	cmd := exec.Command(fluxgitBin)
+	cmd.Env = baseEnv(t)
+	cmd.Stdin = strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"repo.status","arguments":{"repoPath":"` + repo + `"}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	ids := map[string]bool{}
+	for _, l := range lines {
+		r := decodeResponse(t, l)
+		if r.Error != nil {
+			t.Fatalf("error reply: %s", l)
+		}
+		ids[string(r.ID)] = true
+	}
+	if len(lines) != 3 || !ids["1"] || !ids["2"] || !ids["3"] {
+		t.Fatalf("want replies to 1, 2 and 3, got %d lines: %v", len(lines), ids)
 	}
 }

@@ -93,11 +93,16 @@ func New(opts Options) *Server {
 }
 
 // Serve runs the connection until the client closes it.
+//
+// When the client closes its end (EOF), requests already received are
+// still answered: a client that pipes a few requests and closes stdin gets
+// its replies. Open listen streams end at once; anything still running
+// after drainGrace is cancelled.
 func (s *Server) Serve(ctx context.Context, stream jsonrpc2.ObjectStream) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.serveCtx = ctx
-	conn := jsonrpc2.NewConn(ctx, stream, handler{s}, jsonrpc2.SetLogger(discardLogger{}))
+	conn := jsonrpc2.NewConn(ctx, drainOnEOF{stream, s}, handler{s}, jsonrpc2.SetLogger(discardLogger{}))
 	s.subs.mu.Lock()
 	s.conn = conn
 	s.subs.mu.Unlock()
@@ -108,20 +113,69 @@ func (s *Server) Serve(ctx context.Context, stream jsonrpc2.ObjectStream) error 
 	}
 	s.cancelAll()
 	// Let cancelled calls unwind so each reaches the Recorder (the audit
-	// ledger) before the process exits; a provider that ignores
-	// cancellation cannot hold shutdown hostage.
+	// ledger) before the process exits.
+	s.waitRunning(shutdownGrace)
+	return nil
+}
+
+// Shutdown limits. drainGrace is how long requests received before EOF may
+// run on; shutdownGrace how long cancelled ones get to unwind, so a provider
+// that ignores cancellation cannot hold the exit hostage.
+const (
+	drainGrace    = 10 * time.Second
+	shutdownGrace = 5 * time.Second
+)
+
+func (s *Server) waitRunning(d time.Duration) bool {
 	done := make(chan struct{})
 	go func() { s.running.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(shutdownGrace):
-		s.log.Warn("requests still running at shutdown", "grace", shutdownGrace)
+		return true
+	case <-time.After(d):
+		s.log.Warn("requests still running", "waited", d)
+		return false
 	}
-	return nil
 }
 
-// shutdownGrace bounds how long Serve waits for cancelled requests.
-const shutdownGrace = 5 * time.Second
+// drainOnEOF delays the end of input until the requests already read are
+// answered; jsonrpc2 closes the whole connection, writes included, as soon
+// as a read fails.
+type drainOnEOF struct {
+	jsonrpc2.ObjectStream
+	s *Server
+}
+
+func (d drainOnEOF) ReadObject(v any) error {
+	err := d.ObjectStream.ReadObject(v)
+	if err != nil {
+		// No Handle call can run while this read is pending, so the
+		// WaitGroup sees no new Add during the wait.
+		d.s.endListens()
+		if !d.s.waitRunning(drainGrace) {
+			d.s.cancelAll()
+		}
+	}
+	return err
+}
+
+// endListens cancels the open subscriptions/listen requests: they never
+// finish on their own.
+func (s *Server) endListens() {
+	s.subs.mu.Lock()
+	ids := make([]jsonrpc2.ID, 0, len(s.subs.listens))
+	for id := range s.subs.listens {
+		ids = append(ids, id)
+	}
+	s.subs.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if c := s.flight[id]; c != nil {
+			c()
+		}
+	}
+}
 
 type discardLogger struct{}
 
