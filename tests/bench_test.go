@@ -45,15 +45,23 @@ func BenchmarkToolsList(b *testing.B) {
 
 // BenchmarkHostOverheadNoop is one tools/call round trip to a provider
 // that does nothing: stdio framing, argument and payload validation, the
-// gRPC hop and the envelope.
+// gRPC hop and the envelope; with the audit ledger on (an fsynced append
+// per call) and off.
 func BenchmarkHostOverheadNoop(b *testing.B) {
-	s := warmServer(b, echoEnv(b))
-	s.call(0, "tools/call", map[string]any{"name": "echo.noop", "arguments": map[string]any{}}) // start the provider
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if r := s.call(i+1, "tools/call", map[string]any{"name": "echo.noop", "arguments": map[string]any{}}); r.Error != nil {
-			b.Fatal(r.raw)
-		}
+	for _, mode := range []struct {
+		name string
+		env  []string
+	}{{"audit-off", []string{"FLUXGIT_MCP_AUDIT_DISABLED=1"}}, {"audit-on", nil}} {
+		b.Run(mode.name, func(b *testing.B) {
+			s := warmServer(b, append(echoEnv(b), mode.env...))
+			s.call(0, "tools/call", map[string]any{"name": "echo.noop", "arguments": map[string]any{}}) // start the provider
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if r := s.call(i+1, "tools/call", map[string]any{"name": "echo.noop", "arguments": map[string]any{}}); r.Error != nil {
+					b.Fatal(r.raw)
+				}
+			}
+		})
 	}
 }
 
