@@ -220,6 +220,16 @@ func loadLayer(fsys fs.FS) ([]*Tool, []*Resource, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	resFiles, err := specFiles(fsys, "resources")
+	if err != nil {
+		return nil, nil, err
+	}
+	fragFiles, err := specFiles(fsys, "fragments")
+	if err != nil {
+		return nil, nil, err
+	}
+	src.prefetch(append(append(append([]string{}, toolFiles...), resFiles...), fragFiles...))
+
 	var tools []*Tool
 	seen := map[string]string{}
 	for _, file := range toolFiles {
@@ -245,10 +255,6 @@ func loadLayer(fsys fs.FS) ([]*Tool, []*Resource, error) {
 		tools = append(tools, t)
 	}
 
-	resFiles, err := specFiles(fsys, "resources")
-	if err != nil {
-		return nil, nil, err
-	}
 	var resources []*Resource
 	seenRes := map[string]string{}
 	for _, file := range resFiles {

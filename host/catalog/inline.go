@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/url"
 	"path"
+	"runtime"
 	"strings"
 )
 
@@ -52,6 +53,42 @@ type docSource struct {
 
 func newDocSource(fsys fs.FS) *docSource {
 	return &docSource{fsys: fsys, docs: map[string]any{}, errs: map[string]error{}}
+}
+
+// prefetch parses the named files concurrently. YAML parsing is most of
+// the host's start-up time, and the files are independent; doc then serves
+// them from the cache in the order the loader needs.
+func (d *docSource) prefetch(names []string) {
+	type parsed struct {
+		name string
+		v    any
+		err  error
+	}
+	work := make(chan string)
+	out := make(chan parsed)
+	workers := runtime.GOMAXPROCS(0)
+	for i := 0; i < workers; i++ {
+		go func() {
+			for name := range work {
+				v, err := readDoc(d.fsys, name)
+				out <- parsed{name, v, err}
+			}
+		}()
+	}
+	go func() {
+		for _, n := range names {
+			work <- n
+		}
+		close(work)
+	}()
+	for range names {
+		p := <-out
+		if p.err != nil {
+			d.errs[p.name] = p.err
+		} else {
+			d.docs[p.name] = p.v
+		}
+	}
 }
 
 // doc returns the parsed document at name (a slash path in the layer).
