@@ -113,3 +113,36 @@ func BenchmarkRawGitStatusLarge(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRepoHistoryLarge pages 50 commits deep into the large history.
+func BenchmarkRepoHistoryLarge(b *testing.B) {
+	benchToolLarge(b, "repo.history", map[string]any{"limit": 50, "cursor": "1000"})
+}
+
+// BenchmarkDiffTextLarge diffs 100 commits of the large repository (capped
+// at the default 64 KiB).
+func BenchmarkDiffTextLarge(b *testing.B) {
+	benchToolLarge(b, "diff.text", map[string]any{"base": "HEAD~100", "head": "HEAD"})
+}
+
+// BenchmarkRepoBriefLarge is the agent's first call on the large repository.
+func BenchmarkRepoBriefLarge(b *testing.B) {
+	benchToolLarge(b, "repo.brief", map[string]any{})
+}
+
+func benchToolLarge(b *testing.B, tool string, args map[string]any) {
+	repo := largeRepo(b)
+	s := warmServer(b, append(baseEnv(b), "FLUXGIT_MCP_AUDIT_DISABLED=1"))
+	args["repoPath"] = repo
+	call := func(id int) {
+		p := toolPayload(b, s.call(id, "tools/call", map[string]any{"name": tool, "arguments": args}))
+		if p["error"] != nil {
+			b.Fatalf("%s: %v", tool, p["error"])
+		}
+	}
+	call(0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		call(i + 1)
+	}
+}
