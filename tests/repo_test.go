@@ -82,3 +82,8 @@ func fixtureRepo(t testing.TB) string {
 	writeFile(t, filepath.Join(dir, "scratch file.txt"), "untracked\n")
 	return dir
 }
+
+// gitCmd is an unhardened git command in dir, for control experiments.
+func gitCmd(dir string, args ...string) *exec.Cmd {
+	return exec.Command("git", append([]string{"-C", dir}, args...)...)
+}
