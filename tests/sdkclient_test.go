@@ -45,47 +45,68 @@ func TestOfficialSDKClient(t *testing.T) {
 			if err != nil {
 				t.Fatalf("tools/list: %v", err)
 			}
-			var status *mcp.Tool
+			byName := map[string]*mcp.Tool{}
 			for _, tool := range tools.Tools {
-				if tool.Name == "repo.status" {
-					status = tool
+				byName[tool.Name] = tool
+			}
+			for _, c := range []struct {
+				tool string
+				args map[string]any
+			}{
+				{"repo.status", map[string]any{"repoPath": repo}},
+				{"repo.brief", map[string]any{"repoPath": repo}},
+				{"repo.refs", map[string]any{"repoPath": repo}},
+				{"commit.details", map[string]any{"repoPath": repo, "commit": "HEAD"}},
+				{"fleet.radar", map[string]any{"repoPaths": []string{repo}}},
+				{"shift_check_in", map[string]any{"gist": "testing the SDK client", "files": []string{"a.go"}}},
+			} {
+				tool := byName[c.tool]
+				if tool == nil || tool.OutputSchema == nil {
+					t.Fatalf("%s with outputSchema not listed", c.tool)
 				}
-			}
-			if status == nil || status.OutputSchema == nil {
-				t.Fatalf("repo.status with outputSchema not listed: %+v", tools.Tools)
-			}
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "repo.status", Arguments: map[string]any{"repoPath": repo}})
-			if err != nil {
-				t.Fatalf("tools/call: %v", err)
-			}
-			if res.IsError || res.StructuredContent == nil {
-				t.Fatalf("unexpected result: %+v", res)
-			}
-			schemaJSON, err := json.Marshal(status.OutputSchema)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := jsonschema.NewCompiler()
-			c.Draft = jsonschema.Draft2020
-			if err := c.AddResource("mem://out.json", strings.NewReader(string(schemaJSON))); err != nil {
-				t.Fatal(err)
-			}
-			sch, err := c.Compile("mem://out.json")
-			if err != nil {
-				t.Fatalf("advertised outputSchema does not compile standalone: %v", err)
-			}
-			raw, _ := json.Marshal(res.StructuredContent)
-			var v any
-			if err := json.Unmarshal(raw, &v); err != nil {
-				t.Fatal(err)
-			}
-			if err := sch.Validate(v); err != nil {
-				t.Fatalf("structuredContent does not match outputSchema: %v", err)
-			}
-			data := v.(map[string]any)["data"].(map[string]any)
-			if data["branch"] != "main" || data["clean"] != false {
-				t.Fatalf("repo.status data: %v", data)
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+				if err != nil {
+					t.Fatalf("%s: %v", c.tool, err)
+				}
+				if res.IsError || res.StructuredContent == nil {
+					t.Fatalf("%s: unexpected result: %+v", c.tool, res)
+				}
+				v := validateAgainst(t, tool.OutputSchema, res.StructuredContent)
+				if c.tool == "repo.status" {
+					data := v.(map[string]any)["data"].(map[string]any)
+					if data["branch"] != "main" || data["clean"] != false {
+						t.Fatalf("repo.status data: %v", data)
+					}
+				}
 			}
 		})
 	}
+}
+
+// validateAgainst compiles an advertised outputSchema on its own (no
+// external references may be needed) and validates a result against it.
+func validateAgainst(t *testing.T, schema, value any) any {
+	t.Helper()
+	schemaJSON, err := json.Marshal(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	if err := c.AddResource("mem://out.json", strings.NewReader(string(schemaJSON))); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("mem://out.json")
+	if err != nil {
+		t.Fatalf("advertised outputSchema does not compile standalone: %v", err)
+	}
+	raw, _ := json.Marshal(value)
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(v); err != nil {
+		t.Fatalf("structuredContent does not match outputSchema: %v", err)
+	}
+	return v
 }
