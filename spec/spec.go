@@ -10,15 +10,19 @@
 //	                         ../fragments/common.yaml#/$defs/repoPath
 //
 // Nothing in this package interprets the files; host/catalog loads, inlines,
-// compiles and lints them. A directory with the same layout can be layered
+// compiles and lints them. bundle.json is the same layer pre-built (its
+// digest ties it to the sources; a stale bundle is ignored and a test
+// fails): regenerate it with `go generate ./spec` after editing a file. A directory with the same layout can be layered
 // on top of FS to override or add tools without rebuilding the binary.
 package spec
 
 import "embed"
 
+//go:generate sh -c "go run ../cmd/fluxgit spec bundle . > bundle.json.tmp && mv bundle.json.tmp bundle.json"
+
 // FS is the built-in spec layer. Its root contains the tools, fragments and
 // resources directories (not a "spec" prefix), so it can be passed directly to
 // catalog.Load or catalog.Lint.
 //
-//go:embed tools fragments resources
+//go:embed tools fragments resources bundle.json
 var FS embed.FS

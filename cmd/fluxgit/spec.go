@@ -56,5 +56,19 @@ func newSpecCmd(g *globalOptions) *cobra.Command {
 			return nil
 		},
 	})
+	cmd.AddCommand(&cobra.Command{
+		Use:    "bundle DIR",
+		Short:  "Write the pre-built JSON bundle of a spec tree to stdout (go generate ./spec)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := catalog.Bundle(os.DirFS(args[0]))
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			_, err = cmd.OutOrStdout().Write(b)
+			return err
+		},
+	})
 	return cmd
 }

@@ -155,7 +155,7 @@ func Load(layers ...fs.FS) (*Catalog, error) {
 	resources := map[string]*Resource{}
 	var errs []error
 	for i, layer := range layers {
-		lt, lr, err := loadLayer(layer)
+		lt, lr, err := loadLayerFast(layer)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("spec layer %d: %w", i, err))
 			continue

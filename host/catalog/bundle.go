@@ -1,0 +1,103 @@
+package catalog
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"sort"
+)
+
+// BundleFile is the optional pre-built form of a spec layer, stored at the
+// layer root. Parsing two dozen YAML files and inlining their $refs is most
+// of the host's start-up time; the bundle holds the result as JSON and is
+// used only while its digest matches the layer's source files, so a stale
+// bundle costs speed, never correctness.
+const BundleFile = "bundle.json"
+
+type bundle struct {
+	// Digest covers the names and bytes of every spec file of the layer.
+	Digest    string      `json:"digest"`
+	Tools     []*Tool     `json:"tools"`
+	Resources []*Resource `json:"resources"`
+}
+
+// layerDigest hashes the layer's spec sources in a fixed order.
+func layerDigest(fsys fs.FS) (string, error) {
+	var names []string
+	for _, dir := range []string{"tools", "resources", "fragments"} {
+		files, err := specFiles(fsys, dir)
+		if err != nil {
+			return "", err
+		}
+		names = append(names, files...)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", n, len(b))
+		h.Write(b)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Bundle builds the bundle of one spec layer (what `fluxgit spec bundle`
+// writes). It fails when the layer does not load.
+func Bundle(fsys fs.FS) ([]byte, error) {
+	digest, err := layerDigest(fsys)
+	if err != nil {
+		return nil, err
+	}
+	tools, resources, err := loadLayer(fsys)
+	if err != nil {
+		return nil, err
+	}
+	if tools == nil {
+		tools = []*Tool{}
+	}
+	if resources == nil {
+		resources = []*Resource{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(bundle{Digest: digest, Tools: tools, Resources: resources}); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// loadLayerFast uses the layer's bundle when it is current, and parses the
+// sources otherwise.
+func loadLayerFast(fsys fs.FS) ([]*Tool, []*Resource, error) {
+	raw, err := fs.ReadFile(fsys, BundleFile)
+	if err != nil {
+		return loadLayer(fsys)
+	}
+	var b bundle
+	if json.Unmarshal(raw, &b) != nil {
+		return loadLayer(fsys)
+	}
+	digest, err := layerDigest(fsys)
+	if err != nil || digest != b.Digest {
+		return loadLayer(fsys)
+	}
+	// The bundle is indented for review; served schemas are compact.
+	for _, t := range b.Tools {
+		for _, raw := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema} {
+			var c bytes.Buffer
+			if err := json.Compact(&c, *raw); err != nil {
+				return loadLayer(fsys)
+			}
+			*raw = c.Bytes()
+		}
+	}
+	return b.Tools, b.Resources, nil
+}
