@@ -65,11 +65,16 @@ func TestCancellationReachesProvider(t *testing.T) {
 	s.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/call",
 		"params": map[string]any{"name": "echo.sleep", "arguments": map[string]any{"ms": 60000, "marker": marker}}})
 	// Wait until the provider is really inside the call.
-	time.Sleep(300 * time.Millisecond)
-	for i := 0; i < 100 && len(providerPids(t, s.cmd.Process.Pid)) == 0; i++ {
-		time.Sleep(50 * time.Millisecond)
+	deadline0 := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(marker + ".started"); err == nil {
+			break
+		}
+		if time.Now().After(deadline0) {
+			t.Fatal("the provider never started the call")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(200 * time.Millisecond)
 	s.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 77}})
 	deadline := time.Now().Add(10 * time.Second)
 	for {

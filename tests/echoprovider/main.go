@@ -66,6 +66,7 @@ func (e *echo) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
 		if err := json.Unmarshal(c.Arguments, &in); err != nil {
 			return nil, fmt.Errorf("decode arguments: %w", err)
 		}
+		_ = os.WriteFile(in.Marker+".started", nil, 0o644)
 		select {
 		case <-ctx.Done():
 			_ = os.WriteFile(in.Marker, []byte("cancelled"), 0o644)
