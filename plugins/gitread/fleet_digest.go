@@ -159,7 +159,7 @@ func (p *Provider) digestRepo(ctx context.Context, call *sdk.Call, repoPath stri
 	if err != nil {
 		return events, false, repoPath, err
 	}
-	gitDir, commonDir, err := p.fxGitDirs(ctx, r)
+	gitDir, commonDir, err := p.gitDirs(ctx, r)
 	if err != nil {
 		return events, false, r.dir, err
 	}

@@ -3,8 +3,6 @@ package gitread
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -222,12 +220,13 @@ func (p *Provider) radarFill(ctx context.Context, call *sdk.Call, e *RadarEntry)
 	}
 	e.RepoPath = r.dir
 	ps := &statusParser{max: 0}
-	var op string
-	if err := parallel(
-		func() error { return p.stream(ctx, r, 0, ps.field, statusArgv...) },
-		func() (err error) { op, err = p.radarOperation(ctx, r); return },
-	); err != nil {
+	if err := p.stream(ctx, r, 0, ps.field, statusArgv...); err != nil {
 		return err
+	}
+	// A bisect is not a conflict; every other operation in progress is.
+	op := operationIn(r.gitDir)
+	if op == "bisect" {
+		op = ""
 	}
 	st := &ps.data
 	e.Branch, e.Head, e.Upstream = st.Branch, st.OID, st.Upstream
@@ -282,36 +281,4 @@ func (p *Provider) radarFill(ctx context.Context, call *sdk.Call, e *RadarEntry)
 		})
 	}
 	return parallel(fns...)
-}
-
-// radarOperation names the operation in progress (merge, rebase,
-// cherry-pick, revert) from the marker files git leaves, or "".
-func (p *Provider) radarOperation(ctx context.Context, r *repo) (string, error) {
-	markers := []struct{ file, op string }{
-		{"MERGE_HEAD", "merge"}, {"rebase-merge", "rebase"}, {"rebase-apply", "rebase"},
-		{"REBASE_HEAD", "rebase"}, {"CHERRY_PICK_HEAD", "cherry-pick"}, {"REVERT_HEAD", "revert"},
-	}
-	args := []string{"rev-parse"}
-	for _, m := range markers {
-		args = append(args, "--git-path", m.file)
-	}
-	out, err := p.runner.Run(ctx, r.dir, args...)
-	if err != nil {
-		return "", err
-	}
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != len(markers) {
-		return "", &failure{gitexec.Command(r.dir, args...), "unexpected rev-parse --git-path output"}
-	}
-	for i, l := range lines {
-		if !filepath.IsAbs(l) {
-			l = filepath.Join(r.dir, l)
-		}
-		if _, err := os.Lstat(l); err == nil {
-			return markers[i].op, nil
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return "", &failure{gitexec.Command(r.dir, args...), err.Error()}
-		}
-	}
-	return "", nil
 }

@@ -249,24 +249,6 @@ func fxParseReflogLine(line string) (fxReflogEntry, bool) {
 
 func fxIsZeroOID(s string) bool { return strings.Trim(s, "0") == "" }
 
-// fxGitDirs returns the absolute git directory and common directory of r.
-func (p *Provider) fxGitDirs(ctx context.Context, r *repo) (gitDir, commonDir string, err error) {
-	args := []string{"rev-parse", "--absolute-git-dir", "--git-common-dir"}
-	out, err := p.runner.Run(ctx, r.dir, args...)
-	if err != nil {
-		return "", "", err
-	}
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != 2 || !filepath.IsAbs(lines[0]) {
-		return "", "", &failure{gitexec.Command(r.dir, args...), "unexpected rev-parse output"}
-	}
-	commonDir = lines[1]
-	if !filepath.IsAbs(commonDir) {
-		commonDir = filepath.Join(r.dir, commonDir)
-	}
-	return lines[0], filepath.Clean(commonDir), nil
-}
-
 // fxForEach runs fn(i) for i in [0,n) on at most workers goroutines.
 func fxForEach(n, workers int, fn func(i int)) {
 	if workers < 1 {
@@ -314,7 +296,7 @@ type fxMergeResult struct {
 // line; the scratch repository has no configuration of its own, so no
 // merge driver or attribute of the real repository can run either.
 func (p *Provider) fxMergeTree(ctx context.Context, r *repo, ours, theirs string) (*fxMergeResult, error) {
-	_, commonDir, err := p.fxGitDirs(ctx, r)
+	_, commonDir, err := p.gitDirs(ctx, r)
 	if err != nil {
 		return nil, err
 	}

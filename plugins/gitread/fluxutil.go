@@ -339,7 +339,7 @@ func (p *Provider) fxTimeline(ctx context.Context, c *fxRestoreContext) ([]Timel
 		}
 	}
 	if c.args.IncludeReflog == nil || *c.args.IncludeReflog {
-		gitDir, _, err := p.fxGitDirs(ctx, c.r)
+		gitDir, _, err := p.gitDirs(ctx, c.r)
 		if err != nil {
 			return nil, false, err
 		}
