@@ -122,7 +122,7 @@ func (p *Provider) fleetDigest(ctx context.Context, call *sdk.Call) (any, error)
 	}
 	perRepo := make([][]DigestEvent, len(paths))
 	d.Repos = make([]DigestRepo, len(paths))
-	fxForEach(len(paths), fxFleetWorkers, func(i int) {
+	_ = forEach(len(paths), fxFleetWorkers, func(i int) error {
 		evs, truncated, repoPath, err := p.digestRepo(ctx, call, paths[i], since)
 		rep := DigestRepo{RepoPath: repoPath, Truncated: truncated, EventCount: len(evs)}
 		if err != nil {
@@ -130,6 +130,7 @@ func (p *Provider) fleetDigest(ctx context.Context, call *sdk.Call) (any, error)
 			rep.Error = &msg
 		}
 		d.Repos[i], perRepo[i] = rep, evs
+		return nil
 	})
 	for i, evs := range perRepo {
 		d.Events = append(d.Events, evs...)
@@ -246,10 +247,11 @@ func (p *Provider) digestRepo(ctx context.Context, call *sdk.Call, repoPath stri
 			checks = append(checks, i)
 		}
 	}
-	fxForEach(len(checks), fxFleetWorkers, func(j int) {
+	_ = forEach(len(checks), fxFleetWorkers, func(j int) error {
 		ev := &events[checks[j]]
 		_, err := p.runner.Run(ctx, r.dir, "merge-base", "--is-ancestor", *ev.OldOID, *ev.NewOID)
 		ev.Rewrote = err != nil
+		return nil
 	})
 	return events, truncated, r.dir, nil
 }

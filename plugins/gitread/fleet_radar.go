@@ -150,8 +150,9 @@ func (p *Provider) fleetRadar(ctx context.Context, call *sdk.Call) (any, error) 
 		targets = targets[:maxRepos]
 	}
 	d.Entries = make([]RadarEntry, len(targets))
-	fxForEach(len(targets), fxFleetWorkers, func(i int) {
+	_ = forEach(len(targets), fxFleetWorkers, func(i int) error {
 		d.Entries[i] = p.radarInspect(ctx, call, targets[i])
+		return nil
 	})
 	for _, e := range d.Entries {
 		d.ScannedCount++

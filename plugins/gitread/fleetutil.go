@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
@@ -248,29 +247,6 @@ func fxParseReflogLine(line string) (fxReflogEntry, bool) {
 }
 
 func fxIsZeroOID(s string) bool { return strings.Trim(s, "0") == "" }
-
-// fxForEach runs fn(i) for i in [0,n) on at most workers goroutines.
-func fxForEach(n, workers int, fn func(i int)) {
-	if workers < 1 {
-		workers = 1
-	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < min(workers, n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-}
 
 // fxTruncRunes cuts s to at most n runes, marking a cut with "…".
 func fxTruncRunes(s string, n int) string {
