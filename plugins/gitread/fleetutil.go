@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 )
@@ -250,12 +249,8 @@ func fxIsZeroOID(s string) bool { return strings.Trim(s, "0") == "" }
 
 // fxTruncRunes cuts s to at most n runes, marking a cut with "…".
 func fxTruncRunes(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	s, _ = clip(strings.ToValidUTF8(s, "\uFFFD"), n)
+	return s
 }
 
 // fxMergeResult is the outcome of a merge-tree --write-tree run.
