@@ -518,6 +518,7 @@ inputSchema:
       minLength: 1
       maxLength: 100
       description: absolute path of a git work tree
+      x-fluxgit-path: repository
     count:
       type: integer
       minimum: 1
