@@ -175,12 +175,16 @@ func (p Policy) canonical(field string, v any, kind string) (string, error) {
 	if p.bad != nil {
 		return "", p.bad
 	}
+	noun := "Path arguments"
+	if kind == catalog.PathRepository {
+		noun = "repoPath values"
+	}
 	s, ok := v.(string)
 	if !ok {
-		return "", invalid("Path arguments must be strings", field+" must be a string")
+		return "", invalid(noun+" must be strings", field+" must be a string")
 	}
 	if strings.TrimSpace(s) == "" || !filepath.IsAbs(s) || strings.ContainsRune(s, 0) {
-		return "", invalid("Path arguments must be absolute filesystem paths", field+" must be an absolute path")
+		return "", invalid(noun+" must be absolute filesystem paths", field+" must be an absolute path")
 	}
 	clean := filepath.Clean(s)
 	c, err := filepath.EvalSymlinks(clean)
