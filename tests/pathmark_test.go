@@ -1,11 +1,15 @@
 package tests
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fluxgit/fluxgit/host/audit"
 )
 
 // refusal returns the code and the whole text of a refused call, whether
@@ -163,7 +167,8 @@ func TestPathMarkConfinesUnusualNames(t *testing.T) {
 	if err := os.Symlink(outside, escape); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, append(echoEnv(t), "FLUXGIT_MCP_ALLOWED_ROOTS="+root))
+	env := echoEnv(t)
+	s := startServer(t, append(env, "FLUXGIT_MCP_ALLOWED_ROOTS="+root))
 	initialize(t, s)
 	for i, tc := range []struct {
 		name     string
@@ -182,6 +187,8 @@ func TestPathMarkConfinesUnusualNames(t *testing.T) {
 		{"array item outside", map[string]any{"spot": inside, "also": []any{inside, outside}}, -32011, "arguments.also[1]", nil},
 		{"nested field outside", map[string]any{"spot": inside, "deep": []any{map[string]any{"place": file}, map[string]any{"place": filepath.Join(escape, "o.txt")}}}, -32011, "arguments.deep[1].place", nil},
 		{"kind checked: file where a directory is wanted", map[string]any{"spot": file}, -32602, "", nil},
+		{"repository argument with another name", map[string]any{"spot": inside, "home": alias}, 0, "", map[string]any{"spot": inside, "home": inside}},
+		{"repository argument outside", map[string]any{"spot": inside, "home": escape}, -32011, "arguments.home", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.call(10+i, "tools/call", map[string]any{"name": "echo.where", "arguments": tc.args})
@@ -205,5 +212,39 @@ func TestPathMarkConfinesUnusualNames(t *testing.T) {
 				t.Fatalf("provider received %s, want %s", got, want)
 			}
 		})
+	}
+}
+
+// TestRepoScopeFollowsMark: the ledger's repo_scope hashes the argument
+// marked x-fluxgit-path: repository (here echo.where's "home"), in the
+// format it always had, and holds no path in clear.
+func TestRepoScopeFollowsMark(t *testing.T) {
+	root := canonicalTempDir(t)
+	env := echoEnv(t)
+	s := startServer(t, env)
+	initialize(t, s)
+	toolPayload(t, s.call(1, "tools/call", map[string]any{"name": "echo.where", "arguments": map[string]any{"spot": root, "home": root}}))
+	toolPayload(t, s.call(2, "tools/call", map[string]any{"name": "echo.where", "arguments": map[string]any{"spot": root}}))
+	s.stop()
+	ledger := filepath.Join(envValue(env, audit.EnvRunDir), "audit", "mcp.jsonl")
+	raw, err := os.ReadFile(ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), root) {
+		t.Fatalf("ledger holds a path in clear")
+	}
+	entries := ledgerEntries(t, ledger)
+	if len(entries) != 2 {
+		t.Fatalf("%d entries, want 2", len(entries))
+	}
+	value, _ := json.Marshal(root)
+	sum := sha256.Sum256(value)
+	if want := "repoPath:sha256:" + hex.EncodeToString(sum[:]); entries[0]["repo_scope"] != want {
+		t.Errorf("repo_scope %v, want %s", entries[0]["repo_scope"], want)
+	}
+	// spot is a directory, not a repository: no scope.
+	if entries[1]["repo_scope"] != "unknown" {
+		t.Errorf("repo_scope without a repository argument: %v", entries[1]["repo_scope"])
 	}
 }
