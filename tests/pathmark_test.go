@@ -248,3 +248,29 @@ func TestRepoScopeFollowsMark(t *testing.T) {
 		t.Errorf("repo_scope without a repository argument: %v", entries[1]["repo_scope"])
 	}
 }
+
+// TestUnmarkedThirdPartyPathRefused: a third-party spec whose tool has a
+// path-like argument without x-fluxgit-path stops start-up (exit 1) with a
+// message naming the argument and the fix — it would otherwise reach the
+// provider unconfined. The echo spec as shipped (control) starts.
+func TestUnmarkedThirdPartyPathRefused(t *testing.T) {
+	spec := t.TempDir()
+	b, err := os.ReadFile("testdata/echo-spec/tools/echo.where.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unmarked := strings.Replace(string(b), "      x-fluxgit-path: directory\n", "", 1)
+	if unmarked == string(b) {
+		t.Fatal("fixture: mark not found")
+	}
+	writeFile(t, filepath.Join(spec, "tools", "echo.where.yaml"), unmarked)
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	writeFile(t, cfg, "providers:\n  - name: echo\n    command: "+echoBin+"\n    spec: "+spec+"\n")
+	_, errOut, code := runCLI(t, append(baseEnv(t), "FLUXGIT_CONFIG="+cfg), "providers")
+	if code != 1 || !strings.Contains(errOut, "arguments.spot looks like a filesystem path") || !strings.Contains(errOut, "x-fluxgit-path") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, echoEnv(t), "providers"); code != 0 {
+		t.Fatalf("control: exit %d: %s", code, errOut)
+	}
+}

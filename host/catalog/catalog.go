@@ -345,7 +345,14 @@ func buildTool(file string, doc *object, in *inliner) (t *Tool, inErr, outErr er
 // servePathMarks records the PathKeyword marks of the inlined input schema
 // v in t.Paths and re-renders t.InputSchema without them: clients ignore
 // unknown keywords, so serving them would only make tools/list larger.
+//
+// A path-like argument without a mark (or with a bad one) fails the load:
+// the host confines paths by their marks only, so an unmarked path would
+// reach the provider unconfined.
 func (t *Tool) servePathMarks(v any) error {
+	if problems := pathMarkFindings(v); len(problems) > 0 {
+		return fmt.Errorf("path arguments must be marked (fluxgit spec lint, rule %s): %s", RulePathMark, strings.Join(problems, "; "))
+	}
 	t.Paths = pathArgs(v)
 	if len(t.Paths) == 0 {
 		return nil

@@ -567,7 +567,7 @@ inputSchema:
         additionalProperties: false
         required: [path]
         properties:
-          path: {type: string, minLength: 1, maxLength: 10, description: a path}
+          path: {type: string, minLength: 1, maxLength: 10, description: a path, x-fluxgit-path: relative}
           branch: {type: string, maxLength: 10, description: a branch}
           mode: {enum: [safe, strict], description: a mode}
           "odd~/ key%": {type: integer, description: an awkward name}

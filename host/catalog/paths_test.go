@@ -228,3 +228,35 @@ func TestEmbeddedPathArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRefusesUnmarkedPaths: the host confines by mark only, so a spec
+// layer with an unmarked path-like argument does not load at all (a
+// third-party provider cannot get an unconfined path by forgetting it).
+func TestLoadRefusesUnmarkedPaths(t *testing.T) {
+	files := fstest.MapFS{"tools/demo.echo.yaml": {Data: mutate(t, "    count:\n", "    outDir: {type: string, maxLength: 9, description: where}\n    count:\n")}}
+	_, err := Load(files)
+	if err == nil || !strings.Contains(err.Error(), "arguments.outDir looks like a filesystem path") || !strings.Contains(err.Error(), RulePathMark) {
+		t.Fatalf("Load = %v, want a path-mark refusal naming arguments.outDir", err)
+	}
+	// Control: the same tree with the mark loads.
+	files["tools/demo.echo.yaml"] = &fstest.MapFile{Data: mutate(t, "    count:\n", "    outDir: {type: string, maxLength: 9, description: where, x-fluxgit-path: directory}\n    count:\n")}
+	if _, err := Load(files); err != nil {
+		t.Fatalf("marked tree: %v", err)
+	}
+}
+
+// TestVendorKeywordIgnoredByValidation: the jsonschema compiler accepts
+// the mark and validation ignores it (the lint compiles schemas with the
+// marks still in place).
+func TestVendorKeywordIgnoredByValidation(t *testing.T) {
+	sch, doc, err := compileJSON("mem:///marked.json", []byte(`{"type":"object","properties":{"p":{"type":"string","x-fluxgit-path":"repository"}}}`))
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	if err := validateWith(sch, doc, map[string]any{"p": "relative/not/checked"}, "arguments"); err != nil {
+		t.Fatalf("the mark took part in validation: %v", err)
+	}
+	if err := validateWith(sch, doc, map[string]any{"p": 5}, "arguments"); err == nil {
+		t.Fatal("type no longer checked")
+	}
+}
