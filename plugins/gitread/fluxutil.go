@@ -349,7 +349,7 @@ func (p *Provider) fxTimeline(ctx context.Context, c *fxRestoreContext) ([]Timel
 		}
 		entries, err := fxReadReflogTail(filepath.Join(gitDir, "logs", "HEAD"))
 		if err != nil {
-			return nil, false, &failure{gitexec.Command(c.r.dir, "reflog", "show", "HEAD"), "cannot read the HEAD reflog: " + err.Error()}
+			return nil, false, &failure{gitexec.Command(c.r.dir, "reflog", "show", "HEAD"), "cannot read the HEAD reflog: " + fxCleanErr(err).Error()}
 		}
 		for n := 0; n < int(reflogLimit) && n < len(entries); n++ {
 			e := entries[len(entries)-1-n]
