@@ -99,7 +99,7 @@ func (p Policy) runDirArg(field string, v any) (any, error) {
 		"repoPathFingerprint": Fingerprint(c),
 		"details":             runDirAccepted,
 	}}
-	if len(p.Roots) == 0 || !p.Contains(c) {
+	if len(p.Roots) == 0 || !p.Contains(c) || err != nil && !p.ancestorInside(clean) {
 		return nil, refuse
 	}
 	if err != nil {
@@ -194,7 +194,7 @@ func (p Policy) canonical(field string, v any, kind string) (string, error) {
 			// with its usual 10010 payload.
 			return clean, nil
 		}
-		if !p.Contains(clean) {
+		if !p.ancestorInside(clean) {
 			// Whether an outside path exists is itself outside data:
 			// answer as for an existing one.
 			return "", p.outside(field, clean, kind)
@@ -206,6 +206,21 @@ func (p Policy) canonical(field string, v any, kind string) (string, error) {
 		return "", p.outside(field, c, kind)
 	}
 	return c, nil
+}
+
+// ancestorInside reports whether the deepest existing ancestor of the
+// unresolvable path clean resolves inside the roots. Only then may a
+// refusal say the path does not exist: below a symlink that leads out of
+// the roots, that would tell the caller about the outside.
+func (p Policy) ancestorInside(clean string) bool {
+	for dir := filepath.Dir(clean); ; dir = filepath.Dir(dir) {
+		if c, err := filepath.EvalSymlinks(dir); err == nil {
+			return p.Contains(c)
+		}
+		if filepath.Dir(dir) == dir {
+			return false
+		}
+	}
 }
 
 // outside is the -32011 refusal of a path argument.

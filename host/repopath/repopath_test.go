@@ -169,6 +169,9 @@ func TestConfineByMark(t *testing.T) {
 	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink(outside, filepath.Join(root, "escape")); err != nil {
+		t.Fatal(err)
+	}
 	p := Parse(root)
 	for _, tc := range []struct {
 		name   string
@@ -181,6 +184,7 @@ func TestConfineByMark(t *testing.T) {
 		{"directory outside", []catalog.PathArg{mark(catalog.PathDirectory, ".d")}, map[string]any{"d": outside}, CodeOutsideRoots, "arguments.d"},
 		{"missing outside", []catalog.PathArg{mark(catalog.PathDirectory, ".d")}, map[string]any{"d": outside + "/nope"}, CodeOutsideRoots, "arguments.d"},
 		{"missing inside", []catalog.PathArg{mark(catalog.PathDirectory, ".d")}, map[string]any{"d": root + "/nope"}, CodeInvalidParams, "arguments.d does not exist"},
+		{"missing below a symlink out", []catalog.PathArg{mark(catalog.PathDirectory, ".d")}, map[string]any{"d": root + "/escape/nope"}, CodeOutsideRoots, "arguments.d"},
 		{"directory is a file", []catalog.PathArg{mark(catalog.PathDirectory, ".d")}, map[string]any{"d": file}, CodeInvalidParams, "must name a directory"},
 		{"file is a directory", []catalog.PathArg{mark(catalog.PathFile, ".f")}, map[string]any{"f": root}, CodeInvalidParams, "must name a regular file"},
 		{"file inside", []catalog.PathArg{mark(catalog.PathFile, ".f")}, map[string]any{"f": file}, 0, ""},
@@ -246,6 +250,7 @@ func TestRunDirArgument(t *testing.T) {
 		{"symlink out of the roots", confined, escape, "", CodeOutsideRoots},
 		{"missing outside", confined, outside + "/nope", "", CodeOutsideRoots},
 		{"missing inside", confined, root + "/nope", "", CodeInvalidParams},
+		{"missing below a symlink out", confined, escape + "/nope", "", CodeOutsideRoots},
 		{"unconfined: anything but the run dir", open, outside, "", CodeOutsideRoots},
 		{"no run dir configured", Parse(root), run, "", CodeOutsideRoots},
 		{"relative", confined, "run", "", CodeInvalidParams},
