@@ -60,10 +60,13 @@ func serve(ctx context.Context, g *globalOptions) error {
 		// reply; keep them out of the log unless asked for.
 		rpcLog.Debug(fmt.Sprintf(format, args...))
 	}))
+	// runDir arguments may always name the run directory the ledger uses;
+	// without one (no home directory), only directories inside the roots.
+	runDir, _ := audit.RunDir()
 	srv := mcp.New(mcp.Options{
 		Catalog:   h.Catalog,
 		Providers: h.Providers,
-		Roots:     repopath.FromEnv(),
+		Roots:     repopath.FromEnv().WithRunDir(runDir),
 		Name:      "fluxgit",
 		Version:   buildVersion(),
 		Log:       log,

@@ -107,7 +107,7 @@ func EventFromCall(rec mcp.CallRecord) Event {
 	e := Event{
 		Timestamp:       end.UnixMilli(),
 		Tool:            rec.Tool,
-		RepoScope:       RepoScope(rec.Arguments),
+		RepoScope:       RepoScope(rec.ScopeArguments()),
 		ArgsFingerprint: ArgsFingerprint(rec.Arguments),
 		SessionID:       SessionID(rec.ClientName),
 		DurationMS:      rec.Duration.Milliseconds(),

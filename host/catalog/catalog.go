@@ -54,6 +54,10 @@ type Tool struct {
 	// sent in tools/list.
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
+	// Paths are the arguments marked with PathKeyword (which InputSchema,
+	// as served, no longer carries): the host canonicalises and confines
+	// each of them before dispatch.
+	Paths []PathArg `json:",omitempty"`
 
 	in, out lazySchema
 }
@@ -327,13 +331,38 @@ func buildTool(file string, doc *object, in *inliner) (t *Tool, inErr, outErr er
 		OpenWorldHint:   boolPtr(a, "openWorldHint"),
 	}
 	t.ReadOnly = t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
-	if _, inErr = inlineInto(in, file, "inputSchema", &t.InputSchema); inErr != nil {
+	if v, err := inlineInto(in, file, "inputSchema", &t.InputSchema); err != nil {
+		inErr = fmt.Errorf("inputSchema: %w", err)
+	} else if inErr = t.servePathMarks(v); inErr != nil {
 		inErr = fmt.Errorf("inputSchema: %w", inErr)
 	}
 	if _, outErr = inlineInto(in, file, "outputSchema", &t.OutputSchema); outErr != nil {
 		outErr = fmt.Errorf("outputSchema: %w", outErr)
 	}
 	return t, inErr, outErr
+}
+
+// servePathMarks records the PathKeyword marks of the inlined input schema
+// v in t.Paths and re-renders t.InputSchema without them: clients ignore
+// unknown keywords, so serving them would only make tools/list larger.
+//
+// A path-like argument without a mark (or with a bad one) fails the load:
+// the host confines paths by their marks only, so an unmarked path would
+// reach the provider unconfined.
+func (t *Tool) servePathMarks(v any) error {
+	if problems := pathMarkFindings(v); len(problems) > 0 {
+		return fmt.Errorf("path arguments must be marked (fluxgit spec lint, rule %s): %s", RulePathMark, strings.Join(problems, "; "))
+	}
+	t.Paths = pathArgs(v)
+	if len(t.Paths) == 0 {
+		return nil
+	}
+	b, err := marshal(stripPathMarks(v))
+	if err != nil {
+		return err
+	}
+	t.InputSchema = b
+	return nil
 }
 
 func inlineInto(in *inliner, file, key string, dst *json.RawMessage) (any, error) {

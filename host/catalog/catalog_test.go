@@ -518,6 +518,7 @@ inputSchema:
       minLength: 1
       maxLength: 100
       description: absolute path of a git work tree
+      x-fluxgit-path: repository
     count:
       type: integer
       minimum: 1
@@ -566,7 +567,7 @@ inputSchema:
         additionalProperties: false
         required: [path]
         properties:
-          path: {type: string, minLength: 1, maxLength: 10, description: a path}
+          path: {type: string, minLength: 1, maxLength: 10, description: a path, x-fluxgit-path: relative}
           branch: {type: string, maxLength: 10, description: a branch}
           mode: {enum: [safe, strict], description: a mode}
           "odd~/ key%": {type: integer, description: an awkward name}

@@ -38,6 +38,7 @@ var (
 	annotationKeywords = map[string]bool{
 		"title": true, "description": true, "default": true, "examples": true,
 		"deprecated": true, "readOnly": true, "writeOnly": true, "$comment": true,
+		PathKeyword: true,
 	}
 )
 

@@ -54,6 +54,12 @@ const (
 	// RuleExampleInvalid: an example's arguments fail the inputSchema or its
 	// payload fails the outputSchema.
 	RuleExampleInvalid = "example-invalid"
+	// RulePathMark: an input argument that looks like a filesystem path (by
+	// its name — path, paths, cwd, dir, worktree, repoPath, runDir, …Path,
+	// …Dir — or its description) has no x-fluxgit-path mark, at any depth;
+	// or a mark names an unknown kind, sits on a non-string schema, or
+	// appears in an outputSchema. Fragment $defs are held to the same rule.
+	RulePathMark = "path-mark"
 )
 
 // ToolNamePattern is the pattern every tool name must match.
@@ -188,9 +194,16 @@ func (l *linter) tool(file string, doc *object) {
 		}
 		l.describedProperties(file, in, "arguments")
 		l.stringBounds(file, in)
+		for _, m := range pathMarkFindings(in) {
+			l.add(file, RulePathMark, "%s", m)
+		}
 	}
 	if out, ok := output.(*object); ok {
 		l.describedProperties(file, out, "payload")
+		if args := pathArgs(out); len(args) > 0 {
+			l.add(file, RulePathMark, "outputSchema: %s marks arguments only; remove it from %s",
+				PathKeyword, strings.Replace(args[0].String(), "arguments", "payload", 1))
+		}
 	}
 	l.examples(file, doc, t, input != nil, output != nil)
 }
@@ -421,12 +434,38 @@ func (l *linter) fragments() {
 		if d.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".json")) {
 			return nil
 		}
-		if _, err := l.src.doc(p); err != nil {
+		doc, err := l.src.doc(p)
+		if err != nil {
 			l.add(p, RuleParse, "%v", err)
+			return nil
 		}
+		l.fragmentPathMarks(p, doc)
 		return nil
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		l.add("fragments", RuleParse, "cannot list directory: %v", err)
+	}
+}
+
+// fragmentPathMarks checks the marks a fragment's $defs carry (known kind,
+// string schema) at their source, where most path arguments get their mark.
+func (l *linter) fragmentPathMarks(file string, doc any) {
+	defs := func() *object { o, _ := doc.(*object); return o.obj("$defs") }()
+	if defs == nil {
+		return
+	}
+	for _, k := range defs.keys {
+		wrapper := newObject(1)
+		props := newObject(1)
+		props.set(k, defs.vals[k])
+		wrapper.set("properties", props)
+		for _, m := range pathMarkFindings(wrapper) {
+			if strings.Contains(m, "has no "+PathKeyword+" mark") {
+				// A fragment may describe output too; a missing mark is
+				// reported on each tool whose inputSchema uses it.
+				continue
+			}
+			l.add(file, RulePathMark, "%s", strings.Replace(m, "arguments."+k, "$defs/"+k, 1))
+		}
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
+
+	"github.com/fluxgit/fluxgit/host/catalog"
 )
 
 // Outcome classifies how a tools/call ended, for the audit ledger.
@@ -32,6 +35,8 @@ type CallRecord struct {
 	// Arguments are the arguments exactly as the client sent them (nil
 	// when absent).
 	Arguments json.RawMessage
+	// scope, when set, is what ScopeArguments returns (see there).
+	scope json.RawMessage
 	// ClientName and ClientVersion identify the calling agent.
 	ClientName, ClientVersion string
 	Outcome                   Outcome
@@ -39,6 +44,59 @@ type CallRecord struct {
 	ErrorMessage string
 	Start        time.Time
 	Duration     time.Duration
+}
+
+// ScopeArguments are the arguments that name the repository a call
+// targets, for the ledger's repo_scope: for a served tool, the value of its
+// first top-level argument marked x-fluxgit-path: repository under the key
+// repoPath, the first array of marked repositories under repoPaths, and
+// repoId / repo_id as sent — so repo_scope follows the spec's marks, not
+// argument names, yet keeps its format. For unknown tools (and records
+// built elsewhere) they are the raw Arguments.
+func (r CallRecord) ScopeArguments() json.RawMessage {
+	if r.scope != nil {
+		return r.scope
+	}
+	return r.Arguments
+}
+
+// scopeArguments builds CallRecord.scope from the raw arguments and the
+// tool's path marks; nil when the arguments are not an object.
+func scopeArguments(raw json.RawMessage, marks []catalog.PathArg) json.RawMessage {
+	var args map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &args) != nil || args == nil {
+		return nil
+	}
+	scope := map[string]json.RawMessage{}
+	for _, k := range []string{"repoId", "repo_id"} {
+		if v, ok := args[k]; ok {
+			scope[k] = v
+		}
+	}
+	for _, m := range marks {
+		if m.Kind != catalog.PathRepository || len(m.Pointer) == 0 || !strings.HasPrefix(m.Pointer[0], ".") {
+			continue
+		}
+		v, ok := args[strings.TrimPrefix(m.Pointer[0], ".")]
+		if !ok {
+			continue
+		}
+		key := "repoPath"
+		if len(m.Pointer) > 1 {
+			if m.Pointer[1] != "[]" {
+				continue
+			}
+			key = "repoPaths"
+		}
+		if _, done := scope[key]; !done {
+			scope[key] = v
+		}
+	}
+	b, err := json.Marshal(scope)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // Recorder receives every tools/call, refused ones included. RecordCall
@@ -59,6 +117,7 @@ func (s *Server) recordCall(ctx context.Context, g generation, p params) (json.R
 	_ = json.Unmarshal(p["name"], &rec.Tool)
 	if t, ok := s.opts.Catalog.Tool(rec.Tool); ok {
 		rec.Known, rec.ReadOnly = true, t.ReadOnly
+		rec.scope = scopeArguments(rec.Arguments, t.Paths)
 	}
 	switch {
 	case err != nil:

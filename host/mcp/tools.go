@@ -128,7 +128,10 @@ func (s *Server) toolsCall(ctx context.Context, g generation, p params) (res jso
 	if err := tool.ValidateArguments(args); err != nil {
 		return nil, false, invalidParams(validationDetails(err))
 	}
-	repoPath, err := s.opts.Roots.CanonicalizeArguments(args)
+	// Every argument the spec marks as a filesystem path (x-fluxgit-path),
+	// whatever its name, is canonicalised and confined here; the provider
+	// gets the canonical values.
+	repoPath, err := s.opts.Roots.CanonicalizeArguments(args, tool.Paths)
 	if err != nil {
 		var re *repopath.Error
 		if errors.As(err, &re) {

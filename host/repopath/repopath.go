@@ -1,6 +1,9 @@
-// Package repopath canonicalizes the repository paths named in tool
-// arguments and confines them to FLUXGIT_MCP_ALLOWED_ROOTS. It runs in the
-// host, before dispatch, so no provider ever sees a path the policy refuses.
+// Package repopath canonicalizes the filesystem paths named in tool
+// arguments and confines them to FLUXGIT_MCP_ALLOWED_ROOTS (and, for run
+// directories, to the configured FluxGit run directory). Which arguments are
+// paths is decided by the x-fluxgit-path marks of the tool's inputSchema,
+// never by an argument's name. It runs in the host, before dispatch, so no
+// provider ever sees a path the policy refuses.
 package repopath
 
 import (
@@ -9,7 +12,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/host/catalog"
 )
 
 // EnvAllowedRoots is the variable that confines repository paths.
@@ -38,6 +45,70 @@ type Policy struct {
 	// bad is set when the variable is malformed: every call is then refused
 	// with -32010 rather than silently running unconfined.
 	bad *Error
+	// runDir is the configured FluxGit run directory (canonical when it
+	// exists, else clean); "" when none could be determined.
+	runDir string
+}
+
+// WithRunDir returns p accepting dir — the FluxGit run directory the host
+// is configured with (FLUXGIT_RUN_DIR or the platform default, as the audit
+// ledger computes it) — as a runDir argument, wherever it is.
+func (p Policy) WithRunDir(dir string) Policy {
+	p.runDir = ""
+	if dir == "" || !filepath.IsAbs(dir) {
+		return p
+	}
+	p.runDir = filepath.Clean(dir)
+	if c, err := filepath.EvalSymlinks(p.runDir); err == nil {
+		p.runDir = c
+	}
+	return p
+}
+
+// RunDir is the configured run directory WithRunDir recorded.
+func (p Policy) RunDir() string { return p.runDir }
+
+// runDirAccepted says, in refusals, what a runDir argument may be.
+const runDirAccepted = "runDir must be the FluxGit run directory this server is configured with " +
+	"(FLUXGIT_RUN_DIR, else the platform default) or an existing directory inside " + EnvAllowedRoots +
+	"; omit runDir to use the configured run directory"
+
+// runDirArg checks a runDir argument: the configured run directory (named
+// through any symlink) is always accepted; otherwise only an existing
+// directory inside the allowed roots — with no allow-list set, nothing
+// else. The canonical form is forwarded.
+func (p Policy) runDirArg(field string, v any) (any, error) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, invalid("Path arguments must be strings", field+" must be a string")
+	}
+	if strings.TrimSpace(s) == "" || !filepath.IsAbs(s) || strings.ContainsRune(s, 0) {
+		return nil, invalid("Path arguments must be absolute filesystem paths", field+" must be an absolute path; "+runDirAccepted)
+	}
+	clean := filepath.Clean(s)
+	c, err := filepath.EvalSymlinks(clean)
+	if err != nil {
+		c = clean
+	}
+	if p.runDir != "" && (c == p.runDir || clean == p.runDir) {
+		return p.runDir, nil
+	}
+	refuse := &Error{Code: CodeOutsideRoots, Message: "runDir is not an accepted FluxGit run directory: " + runDirAccepted, Data: map[string]any{
+		"environmentVariable": EnvAllowedRoots,
+		"argument":            field,
+		"repoPathFingerprint": Fingerprint(c),
+		"details":             runDirAccepted,
+	}}
+	if len(p.Roots) == 0 || !p.Contains(c) || err != nil && !p.ancestorInside(clean) {
+		return nil, refuse
+	}
+	if err != nil {
+		return nil, invalid("Path cannot be resolved", field+" does not exist or cannot be resolved; "+runDirAccepted)
+	}
+	if fi, err := os.Stat(c); err != nil || !fi.IsDir() {
+		return nil, invalid("Path is not a directory", field+" must name a directory; "+runDirAccepted)
+	}
+	return c, nil
 }
 
 // FromEnv reads FLUXGIT_MCP_ALLOWED_ROOTS.
@@ -94,30 +165,76 @@ func (p Policy) Check() error {
 // Canonical validates one repository path and returns its canonical form
 // (symlinks resolved). field names the argument for error details.
 func (p Policy) Canonical(field string, v any) (string, error) {
+	return p.canonical(field, v, catalog.PathRepository)
+}
+
+// canonical validates one absolute path argument of the given kind and
+// returns its canonical form. Errors name the argument, never the path: the
+// value may point at something the caller must not learn about.
+func (p Policy) canonical(field string, v any, kind string) (string, error) {
 	if p.bad != nil {
 		return "", p.bad
 	}
+	noun := "Path arguments"
+	if kind == catalog.PathRepository {
+		noun = "repoPath values"
+	}
 	s, ok := v.(string)
 	if !ok {
-		return "", invalid("repoPath values must be strings", field+" must be a string")
+		return "", invalid(noun+" must be strings", field+" must be a string")
 	}
-	if strings.TrimSpace(s) == "" || !filepath.IsAbs(s) {
-		return "", invalid("repoPath values must be absolute filesystem paths", field+" must be an absolute path")
+	if strings.TrimSpace(s) == "" || !filepath.IsAbs(s) || strings.ContainsRune(s, 0) {
+		return "", invalid(noun+" must be absolute filesystem paths", field+" must be an absolute path")
 	}
-	c, err := filepath.EvalSymlinks(filepath.Clean(s))
+	clean := filepath.Clean(s)
+	c, err := filepath.EvalSymlinks(clean)
 	if err != nil {
 		if len(p.Roots) == 0 {
 			// Unconfined: let the provider report "not a git work tree"
 			// with its usual 10010 payload.
-			return filepath.Clean(s), nil
+			return clean, nil
 		}
-		return "", invalid("Repository path cannot be resolved", field+": "+err.Error())
+		if !p.ancestorInside(clean) {
+			// Whether an outside path exists is itself outside data:
+			// answer as for an existing one.
+			return "", p.outside(field, clean, kind)
+		}
+		return "", invalid("Path cannot be resolved",
+			field+" does not exist or cannot be resolved; pass an existing absolute path inside "+EnvAllowedRoots)
 	}
 	if len(p.Roots) > 0 && !p.Contains(c) {
-		return "", &Error{Code: CodeOutsideRoots, Message: "Repository path is outside the MCP allowed roots",
-			Data: map[string]any{"environmentVariable": EnvAllowedRoots, "repoPathFingerprint": Fingerprint(c)}}
+		return "", p.outside(field, c, kind)
 	}
 	return c, nil
+}
+
+// ancestorInside reports whether the deepest existing ancestor of the
+// unresolvable path clean resolves inside the roots. Only then may a
+// refusal say the path does not exist: below a symlink that leads out of
+// the roots, that would tell the caller about the outside.
+func (p Policy) ancestorInside(clean string) bool {
+	for dir := filepath.Dir(clean); ; dir = filepath.Dir(dir) {
+		if c, err := filepath.EvalSymlinks(dir); err == nil {
+			return p.Contains(c)
+		}
+		if filepath.Dir(dir) == dir {
+			return false
+		}
+	}
+}
+
+// outside is the -32011 refusal of a path argument.
+func (p Policy) outside(field, canonical, kind string) *Error {
+	msg := "Path argument is outside the MCP allowed roots"
+	if kind == catalog.PathRepository {
+		msg = "Repository path is outside the MCP allowed roots"
+	}
+	return &Error{Code: CodeOutsideRoots, Message: msg, Data: map[string]any{
+		"environmentVariable": EnvAllowedRoots,
+		"argument":            field,
+		"repoPathFingerprint": Fingerprint(canonical),
+		"hint":                "pass a path inside one of the directories listed in " + EnvAllowedRoots,
+	}}
 }
 
 // Contains reports whether the canonical path c lies in one of the roots.
@@ -153,49 +270,125 @@ func invalid(msg, details string) *Error {
 	return &Error{Code: CodeInvalidParams, Message: msg, Data: map[string]any{"details": details}}
 }
 
-// CanonicalizeArguments rewrites, in place, every repository path the
-// contract recognises in a tool's arguments: repoPath, repoPaths[],
-// repositories[].repoPath and targets[].repoPath. It returns the canonical
-// top-level repoPath ("" when absent).
-func (p Policy) CanonicalizeArguments(args map[string]any) (string, error) {
+// CanonicalizeArguments rewrites, in place, every argument marks names (the
+// x-fluxgit-path marks of the tool's inputSchema, whatever the arguments are
+// called and however deep they sit) to its canonical form, and refuses
+// those the policy does not allow. It returns the canonical value of the
+// first top-level repository argument ("" when there is none): the
+// repository the result envelope names.
+func (p Policy) CanonicalizeArguments(args map[string]any, marks []catalog.PathArg) (string, error) {
 	if err := p.Check(); err != nil {
 		return "", err
 	}
 	var top string
-	if v, ok := args["repoPath"]; ok {
-		c, err := p.Canonical("arguments.repoPath", v)
-		if err != nil {
+	for _, m := range marks {
+		var fix func(field string, v any) (any, error)
+		switch m.Kind {
+		case catalog.PathRepository, catalog.PathDirectory, catalog.PathFile:
+			kind := m.Kind
+			fix = func(field string, v any) (any, error) { return p.existing(field, v, kind) }
+		case catalog.PathRunDir:
+			fix = p.runDirArg
+		default:
+			continue // relative (the provider resolves it in its repository) and none
+		}
+		if _, err := rewrite(args, m.Pointer, "arguments", fix); err != nil {
 			return "", err
 		}
-		args["repoPath"] = c
-		top = c
-	}
-	if list, ok := args["repoPaths"].([]any); ok {
-		for i, v := range list {
-			c, err := p.Canonical(fmt.Sprintf("arguments.repoPaths[%d]", i), v)
-			if err != nil {
-				return "", err
-			}
-			list[i] = c
-		}
-	}
-	for _, key := range []string{"repositories", "targets"} {
-		list, _ := args[key].([]any)
-		for i, item := range list {
-			obj, ok := item.(map[string]any)
-			if !ok {
-				continue
-			}
-			v, ok := obj["repoPath"]
-			if !ok {
-				continue
-			}
-			c, err := p.Canonical(fmt.Sprintf("arguments.%s[%d].repoPath", key, i), v)
-			if err != nil {
-				return "", err
-			}
-			obj["repoPath"] = c
+		if top == "" && m.Kind == catalog.PathRepository && len(m.Pointer) == 1 {
+			top, _ = args[strings.TrimPrefix(m.Pointer[0], ".")].(string)
 		}
 	}
 	return top, nil
+}
+
+// existing canonicalises a repository, directory or file argument; the last
+// two must also exist with that type when the policy confines paths.
+func (p Policy) existing(field string, v any, kind string) (any, error) {
+	c, err := p.canonical(field, v, kind)
+	if err != nil || kind == catalog.PathRepository {
+		return c, err
+	}
+	fi, err := os.Stat(c)
+	if err != nil {
+		if len(p.Roots) == 0 {
+			return c, nil
+		}
+		return nil, invalid("Path cannot be resolved", field+" does not exist; pass an existing absolute path")
+	}
+	if kind == catalog.PathDirectory && !fi.IsDir() {
+		return nil, invalid("Path is not a directory", field+" must name a directory")
+	}
+	if kind == catalog.PathFile && !fi.Mode().IsRegular() {
+		return nil, invalid("Path is not a regular file", field+" must name a regular file")
+	}
+	return c, nil
+}
+
+// rewrite applies fix to every value ptr reaches in v and returns v with
+// the results stored in place. Values of another shape than the pointer
+// expects (validation let an alternative through) are left alone.
+func rewrite(v any, ptr []string, field string, fix func(field string, v any) (any, error)) (any, error) {
+	if len(ptr) == 0 {
+		return fix(field, v)
+	}
+	step, rest := ptr[0], ptr[1:]
+	switch {
+	case strings.HasPrefix(step, "."):
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return v, nil
+		}
+		key := step[1:]
+		cur, ok := obj[key]
+		if !ok {
+			return v, nil
+		}
+		nv, err := rewrite(cur, rest, field+"."+key, fix)
+		if err != nil {
+			return nil, err
+		}
+		obj[key] = nv
+	case step == "*":
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return v, nil
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // the first refusal is the same on every run
+		for _, k := range keys {
+			nv, err := rewrite(obj[k], rest, field+"."+k, fix)
+			if err != nil {
+				return nil, err
+			}
+			obj[k] = nv
+		}
+	case step == "[]":
+		list, ok := v.([]any)
+		if !ok {
+			return v, nil
+		}
+		for i := range list {
+			nv, err := rewrite(list[i], rest, fmt.Sprintf("%s[%d]", field, i), fix)
+			if err != nil {
+				return nil, err
+			}
+			list[i] = nv
+		}
+	case strings.HasPrefix(step, "[") && strings.HasSuffix(step, "]"):
+		list, ok := v.([]any)
+		i, err := strconv.Atoi(step[1 : len(step)-1])
+		if !ok || err != nil || i < 0 || i >= len(list) {
+			return v, nil
+		}
+		nv, err := rewrite(list[i], rest, fmt.Sprintf("%s[%d]", field, i), fix)
+		if err != nil {
+			return nil, err
+		}
+		list[i] = nv
+	}
+	return v, nil
 }

@@ -1,11 +1,14 @@
 package repopath
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fluxgit/fluxgit/host/catalog"
 )
 
 func code(err error) int64 {
@@ -102,32 +105,185 @@ func TestCanonical(t *testing.T) {
 	}
 }
 
+func mark(kind string, ptr ...string) catalog.PathArg {
+	return catalog.PathArg{Pointer: ptr, Kind: kind}
+}
+
 func TestCanonicalizeArguments(t *testing.T) {
 	base, _ := filepath.EvalSymlinks(t.TempDir())
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(base, link); err != nil {
 		t.Fatal(err)
 	}
+	// Names are deliberately unusual: only the marks say what is a path.
 	args := map[string]any{
-		"repoPath":     link,
-		"repoPaths":    []any{link},
-		"repositories": []any{map[string]any{"repoPath": link}},
-		"targets":      []any{map[string]any{"repoPath": link}, "not-an-object"},
+		"where":  link,
+		"many":   []any{link},
+		"nested": []any{map[string]any{"spot": link}, "not-an-object"},
+		"byName": map[string]any{"a": link, "b": link},
+		"rel":    "../x",
+		// Named like a path, but unmarked: left exactly as sent.
+		"repoPath": link,
 	}
-	top, err := Policy{}.CanonicalizeArguments(args)
+	marks := []catalog.PathArg{
+		mark(catalog.PathRepository, ".where"),
+		mark(catalog.PathRepository, ".many", "[]"),
+		mark(catalog.PathDirectory, ".nested", "[]", ".spot"),
+		mark(catalog.PathDirectory, ".byName", "*"),
+		mark(catalog.PathRelative, ".rel"),
+		mark(catalog.PathRepository, ".absent"),
+	}
+	top, err := Policy{}.CanonicalizeArguments(args, marks)
 	if err != nil || top != base {
 		t.Fatalf("top %q err %v", top, err)
 	}
-	if args["repoPaths"].([]any)[0] != base || args["repositories"].([]any)[0].(map[string]any)["repoPath"] != base ||
-		args["targets"].([]any)[0].(map[string]any)["repoPath"] != base {
-		t.Fatalf("nested paths not canonicalized: %v", args)
+	if args["many"].([]any)[0] != base || args["nested"].([]any)[0].(map[string]any)["spot"] != base ||
+		args["byName"].(map[string]any)["b"] != base || args["nested"].([]any)[1] != "not-an-object" {
+		t.Fatalf("marked paths not canonicalized: %v", args)
+	}
+	if args["rel"] != "../x" || args["repoPath"] != link {
+		t.Fatalf("unmarked or relative argument rewritten: %v", args)
 	}
 	// A malformed allow-list refuses every call, even one with no path.
-	if _, err := Parse("relative").CanonicalizeArguments(map[string]any{}); code(err) != CodeBadRoots {
+	if _, err := Parse("relative").CanonicalizeArguments(map[string]any{}, nil); code(err) != CodeBadRoots {
 		t.Fatalf("bad roots: %v", err)
 	}
-	_, err = Policy{}.CanonicalizeArguments(map[string]any{"repoPaths": []any{"rel"}})
-	if code(err) != CodeInvalidParams || !strings.Contains(err.(*Error).Data["details"].(string), "arguments.repoPaths[0]") {
+	_, err = Policy{}.CanonicalizeArguments(map[string]any{"many": []any{"rel"}}, marks)
+	if code(err) != CodeInvalidParams || !strings.Contains(err.(*Error).Data["details"].(string), "arguments.many[0]") {
 		t.Fatalf("nested error does not name its path: %v", err)
 	}
+}
+
+// TestConfineByMark: with roots set, every marked kind is confined, nested
+// ones included, and no refusal carries the refused path.
+func TestConfineByMark(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	root := filepath.Join(base, "root")
+	outside := filepath.Join(base, "secret-outside")
+	file := filepath.Join(root, "f.txt")
+	for _, d := range []string{root, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	p := Parse(root)
+	for _, tc := range []struct {
+		name   string
+		marks  []catalog.PathArg
+		args   map[string]any
+		wantCd int64
+		detail string
+	}{
+		{"directory inside", []catalog.PathArg{mark(catalog.PathDirectory, ".d")}, map[string]any{"d": root}, 0, ""},
+		{"directory outside", []catalog.PathArg{mark(catalog.PathDirectory, ".d")}, map[string]any{"d": outside}, CodeOutsideRoots, "arguments.d"},
+		{"missing outside", []catalog.PathArg{mark(catalog.PathDirectory, ".d")}, map[string]any{"d": outside + "/nope"}, CodeOutsideRoots, "arguments.d"},
+		{"missing inside", []catalog.PathArg{mark(catalog.PathDirectory, ".d")}, map[string]any{"d": root + "/nope"}, CodeInvalidParams, "arguments.d does not exist"},
+		{"missing below a symlink out", []catalog.PathArg{mark(catalog.PathDirectory, ".d")}, map[string]any{"d": root + "/escape/nope"}, CodeOutsideRoots, "arguments.d"},
+		{"directory is a file", []catalog.PathArg{mark(catalog.PathDirectory, ".d")}, map[string]any{"d": file}, CodeInvalidParams, "must name a directory"},
+		{"file is a directory", []catalog.PathArg{mark(catalog.PathFile, ".f")}, map[string]any{"f": root}, CodeInvalidParams, "must name a regular file"},
+		{"file inside", []catalog.PathArg{mark(catalog.PathFile, ".f")}, map[string]any{"f": file}, 0, ""},
+		{"nested outside", []catalog.PathArg{mark(catalog.PathFile, ".t", "[]", ".f")},
+			map[string]any{"t": []any{map[string]any{"f": file}, map[string]any{"f": outside}}}, CodeOutsideRoots, "arguments.t[1].f"},
+		{"tuple item outside", []catalog.PathArg{mark(catalog.PathRepository, ".t", "[1]")},
+			map[string]any{"t": []any{"label", outside}}, CodeOutsideRoots, "arguments.t[1]"},
+		{"relative is not confined by the host", []catalog.PathArg{mark(catalog.PathRelative, ".p")}, map[string]any{"p": outside}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := p.CanonicalizeArguments(tc.args, tc.marks)
+			if code(err) != tc.wantCd {
+				t.Fatalf("code %d (%v), want %d", code(err), err, tc.wantCd)
+			}
+			if err == nil {
+				return
+			}
+			e := err.(*Error)
+			text := e.Message + " " + jsonString(t, e.Data)
+			if strings.Contains(text, base) {
+				t.Errorf("refusal discloses a path: %s", text)
+			}
+			if arg, _ := e.Data["argument"].(string); !strings.Contains(arg+" "+text, tc.detail) {
+				t.Errorf("refusal does not say %q: %s", tc.detail, text)
+			}
+		})
+	}
+}
+
+func TestRunDirArgument(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	root := filepath.Join(base, "root")
+	run := filepath.Join(base, "run")
+	outside := filepath.Join(base, "outside")
+	inRoot := filepath.Join(root, "state")
+	for _, d := range []string{inRoot, run, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runLink := filepath.Join(root, "run-link")
+	if err := os.Symlink(run, runLink); err != nil {
+		t.Fatal(err)
+	}
+	escape := filepath.Join(root, "escape")
+	if err := os.Symlink(outside, escape); err != nil {
+		t.Fatal(err)
+	}
+	confined := Parse(root).WithRunDir(run)
+	open := Policy{}.WithRunDir(run)
+	for _, tc := range []struct {
+		name   string
+		p      Policy
+		in     any
+		want   string
+		wantCd int64
+	}{
+		{"configured run dir, confined", confined, run, run, 0},
+		{"configured run dir, unconfined", open, run + "/", run, 0},
+		{"configured run dir through a symlink", confined, runLink, run, 0},
+		{"directory inside the roots", confined, inRoot, inRoot, 0},
+		{"outside the roots", confined, outside, "", CodeOutsideRoots},
+		{"symlink out of the roots", confined, escape, "", CodeOutsideRoots},
+		{"missing outside", confined, outside + "/nope", "", CodeOutsideRoots},
+		{"missing inside", confined, root + "/nope", "", CodeInvalidParams},
+		{"missing below a symlink out", confined, escape + "/nope", "", CodeOutsideRoots},
+		{"unconfined: anything but the run dir", open, outside, "", CodeOutsideRoots},
+		{"no run dir configured", Parse(root), run, "", CodeOutsideRoots},
+		{"relative", confined, "run", "", CodeInvalidParams},
+		{"not a string", confined, 7, "", CodeInvalidParams},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := map[string]any{"state": tc.in}
+			_, err := tc.p.CanonicalizeArguments(args, []catalog.PathArg{mark(catalog.PathRunDir, ".state")})
+			if code(err) != tc.wantCd {
+				t.Fatalf("code %d (%v), want %d", code(err), err, tc.wantCd)
+			}
+			if err != nil {
+				e := err.(*Error)
+				if text := e.Message + jsonString(t, e.Data); strings.Contains(text, base) {
+					t.Errorf("refusal discloses a path: %s", text)
+				}
+				if e.Code == CodeOutsideRoots && !strings.Contains(e.Message, "FLUXGIT_RUN_DIR") {
+					t.Errorf("refusal does not say what is accepted: %s", e.Message)
+				}
+				return
+			}
+			if args["state"] != tc.want {
+				t.Fatalf("forwarded %q, want %q", args["state"], tc.want)
+			}
+		})
+	}
+}
+
+func jsonString(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

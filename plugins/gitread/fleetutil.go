@@ -45,6 +45,11 @@ func fxDefaultRunDir() string {
 			return filepath.Join(h, "Library", "Application Support", "FluxGit", "run")
 		}
 	default:
+		// The same default as the host's (host/audit RunDir), so that the
+		// run directory the host accepts is the one read here.
+		if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+			return filepath.Join(d, "FluxGit", "run")
+		}
 		if h, err := os.UserHomeDir(); err == nil {
 			return filepath.Join(h, ".local", "share", "FluxGit", "run")
 		}
@@ -85,8 +90,12 @@ func fxReadRegistry(runDir string, roots []string) (entries []fxRegistryEntry, e
 	if runDir == "" {
 		return nil, 0
 	}
-	dir := filepath.Join(runDir, "repos")
-	des, err := os.ReadDir(dir)
+	root, err := os.OpenRoot(runDir)
+	if err != nil {
+		return nil, 0
+	}
+	defer root.Close()
+	des, err := fxReadRunDirList(root, "repos")
 	if err != nil {
 		return nil, 0
 	}
@@ -104,7 +113,7 @@ func fxReadRegistry(runDir string, roots []string) (entries []fxRegistryEntry, e
 		if !fxSafeRepoID(id) {
 			continue
 		}
-		b, err := fxReadSmallFile(filepath.Join(dir, name), fxRegistryMaxFile)
+		b, err := fxReadRunDirFile(root, fxRegistryMaxFile, "repos", name)
 		if err != nil {
 			continue
 		}
@@ -139,27 +148,6 @@ func fxRegistryID(runDir, repoPath string) string {
 		}
 	}
 	return ""
-}
-
-// fxReadSmallFile reads a regular file (symlinks are not followed) of at most
-// limit bytes.
-func fxReadSmallFile(path string, limit int64) ([]byte, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	if fi.Size() > limit {
-		return nil, errors.New("file too large")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, limit+1))
 }
 
 // fxReflogEntry is one parsed reflog line.

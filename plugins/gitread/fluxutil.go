@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -161,17 +163,19 @@ func (p *Provider) fxRestorePoints(ctx context.Context, c *fxRestoreContext) ([]
 		return []RestorePoint{}, nil
 	}
 	path := filepath.Join(c.runDir, "rebase", c.repoID+".json")
-	b, err := fxReadSmallFile(path, fxMaxRecord)
+	// Messages name the record relative to the run directory only.
+	rel := "rebase/" + c.repoID + ".json"
+	b, err := fxReadRunDir(c.runDir, fxMaxRecord, "rebase", c.repoID+".json")
 	if errors.Is(err, os.ErrNotExist) {
 		return []RestorePoint{}, nil
 	}
 	cmd := gitexec.Command(c.r.dir, "symbolic-ref", "-q", "HEAD")
 	if err != nil {
-		return nil, &failure{cmd, "cannot read restore point record " + path + ": " + err.Error()}
+		return nil, &failure{cmd, "cannot read the restore point record " + rel + " in the FluxGit run directory: " + err.Error()}
 	}
 	var rec fxRecord
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, &failure{cmd, "restore point record " + path + " is not valid JSON: " + err.Error()}
+		return nil, &failure{cmd, "the restore point record " + rel + " in the FluxGit run directory is not valid JSON: " + err.Error()}
 	}
 	var branch, head *string
 	if err := parallel(
@@ -345,7 +349,7 @@ func (p *Provider) fxTimeline(ctx context.Context, c *fxRestoreContext) ([]Timel
 		}
 		entries, err := fxReadReflogTail(filepath.Join(gitDir, "logs", "HEAD"))
 		if err != nil {
-			return nil, false, &failure{gitexec.Command(c.r.dir, "reflog", "show", "HEAD"), "cannot read the HEAD reflog: " + err.Error()}
+			return nil, false, &failure{gitexec.Command(c.r.dir, "reflog", "show", "HEAD"), "cannot read the HEAD reflog: " + fxCleanErr(err).Error()}
 		}
 		for n := 0; n < int(reflogLimit) && n < len(entries); n++ {
 			e := entries[len(entries)-1-n]
@@ -387,4 +391,115 @@ func (p *Provider) fxTimeline(ctx context.Context, c *fxRestoreContext) ([]Timel
 		events, truncated = events[:limit], true
 	}
 	return events, truncated, nil
+}
+
+// Errors of the run-directory readers. They never carry a path: the reason
+// is enough, and a link target may lie outside everything the caller may
+// learn about.
+var (
+	errFxNotRegular = errors.New("not a regular file (symbolic links, devices and FIFOs are refused)")
+	errFxLinkedDir  = errors.New("a directory on the way is a symbolic link or not a directory")
+	errFxTooLarge   = errors.New("file too large")
+	errFxSwapped    = errors.New("the file changed while it was opened")
+	errFxUnreadable = errors.New("cannot be read")
+)
+
+// fxReadRunDir reads the file elems names below runDir (see
+// fxReadRunDirFile). A missing run directory or file is os.ErrNotExist.
+func fxReadRunDir(runDir string, limit int64, elems ...string) ([]byte, error) {
+	root, err := os.OpenRoot(runDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, os.ErrNotExist
+		}
+		return nil, errFxUnreadable
+	}
+	defer root.Close()
+	return fxReadRunDirFile(root, limit, elems...)
+}
+
+// fxReadRunDirFile reads the regular file elems names inside the run
+// directory root, at most limit bytes. It follows no symbolic link below the
+// run directory — neither the file nor a directory on the way may be one —
+// and opening goes through os.Root, so nothing outside the run directory is
+// reached even if an entry is swapped for a link between the checks; the
+// opened file must be the one checked (SameFile). A FIFO never blocks the
+// call (non-blocking open, then the type check).
+func fxReadRunDirFile(root *os.Root, limit int64, elems ...string) ([]byte, error) {
+	for i := 1; i < len(elems); i++ {
+		fi, err := root.Lstat(filepath.Join(elems[:i]...))
+		if err != nil {
+			return nil, fxCleanErr(err)
+		}
+		if !fi.IsDir() {
+			return nil, errFxLinkedDir
+		}
+	}
+	name := filepath.Join(elems...)
+	fi, err := root.Lstat(name)
+	if err != nil {
+		return nil, fxCleanErr(err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errFxNotRegular
+	}
+	if fi.Size() > limit {
+		return nil, errFxTooLarge
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY|fxOpenFlags, 0)
+	if err != nil {
+		return nil, fxCleanErr(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || !os.SameFile(fi, st) {
+		return nil, errFxSwapped
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, errFxUnreadable
+	}
+	if int64(len(b)) > limit {
+		return nil, errFxTooLarge
+	}
+	return b, nil
+}
+
+// fxReadRunDirList lists the directory dir inside the run directory root,
+// sorted by name; dir itself must not be a symbolic link.
+func fxReadRunDirList(root *os.Root, dir string) ([]os.DirEntry, error) {
+	fi, err := root.Lstat(dir)
+	if err != nil {
+		return nil, fxCleanErr(err)
+	}
+	if !fi.IsDir() {
+		return nil, errFxLinkedDir
+	}
+	f, err := root.Open(dir)
+	if err != nil {
+		return nil, fxCleanErr(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !os.SameFile(fi, st) {
+		return nil, errFxSwapped
+	}
+	des, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, errFxUnreadable
+	}
+	sort.Slice(des, func(i, j int) bool { return des[i].Name() < des[j].Name() })
+	return des, nil
+}
+
+// fxCleanErr keeps "does not exist" recognisable and drops the path an
+// *fs.PathError carries.
+func fxCleanErr(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return os.ErrNotExist
+	case errors.Is(err, fs.ErrPermission):
+		return os.ErrPermission
+	}
+	return errFxUnreadable
 }

@@ -48,6 +48,10 @@ func (e *echo) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
 			return nil, fmt.Errorf("decode arguments: %w", err)
 		}
 		return sdk.OK("echo", map[string]any{"text": in.Text, "client": c.Meta.ClientName, "pid": os.Getpid()})
+	case "echo.where":
+		// The arguments exactly as the host forwarded them, so tests can
+		// see which paths it canonicalised.
+		return sdk.OK("echo", map[string]any{"args": json.RawMessage(c.Arguments)})
 	case "echo.blob":
 		var in struct {
 			Bytes int `json:"bytes"`
