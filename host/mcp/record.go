@@ -37,6 +37,10 @@ type CallRecord struct {
 	Outcome                   Outcome
 	// ErrorMessage is the JSON-RPC error message for blocked calls.
 	ErrorMessage string
+	// ErrorCode is the JSON-RPC error code for blocked calls (0 when the
+	// call was not blocked). Recorders key repeated refusals by it: unlike
+	// the message, it never carries text the client chose.
+	ErrorCode int64
 	Start        time.Time
 	Duration     time.Duration
 }
@@ -65,9 +69,9 @@ func (s *Server) recordCall(ctx context.Context, g generation, p params) (json.R
 		rec.Outcome = OutcomeBlocked
 		var re *rpcError
 		if errors.As(err, &re) {
-			rec.ErrorMessage = re.Message
+			rec.ErrorMessage, rec.ErrorCode = re.Message, re.Code
 		} else {
-			rec.ErrorMessage = "internal error"
+			rec.ErrorMessage, rec.ErrorCode = "internal error", codeInternal
 		}
 	case isErr:
 		rec.Outcome = OutcomeError
