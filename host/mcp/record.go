@@ -41,8 +41,8 @@ type CallRecord struct {
 	// call was not blocked). Recorders key repeated refusals by it: unlike
 	// the message, it never carries text the client chose.
 	ErrorCode int64
-	Start        time.Time
-	Duration     time.Duration
+	Start     time.Time
+	Duration  time.Duration
 }
 
 // Recorder receives every tools/call, refused ones included. RecordCall
