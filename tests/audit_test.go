@@ -244,10 +244,11 @@ func TestAuditVerifyCLI(t *testing.T) {
 			t.Fatalf("exit %d\n%s", code, errOut)
 		}
 	})
-	// Usage errors exit 2.
+	// Usage errors exit 2. (A signed ledger without --pubkey is not a usage
+	// error but an unverified ledger: see TestVerifyAuditKeyHandling.)
 	for _, args := range [][]string{
 		{"verify-audit"},
-		{"verify-audit", ledger},
+		{"verify-audit", ledger, "--require-signed"},
 		{"verify-audit", ledger, "extra", "--pubkey", pub},
 		{"verify-audit", ledger, "--pubkey", filepath.Join(dir, "missing.pem")},
 		{"verify-audit", ledger, "--pubkey", priv},
