@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -141,6 +142,7 @@ func TestAuditFloodCannotFlushTheLedger(t *testing.T) {
 			if counted+single != flood {
 				t.Fatalf("entries stand for %d refused calls, %d were made (%d coalesced entries)", counted+single, flood, coalesced)
 			}
+			t.Logf("%d refused calls: %d entries (%d coalesced for %d calls); ledger %d bytes", flood, coalesced+single, coalesced, counted, ledgerBytes(t, ledger))
 			if coalesced+single > 40 {
 				t.Fatalf("%d entries for the flood, want a few", coalesced+single)
 			}
@@ -173,4 +175,55 @@ func TestAuditFloodCannotFlushTheLedger(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The refusals still being counted when fluxgit exits are written on the
+// way out, whether stdin closes or SIGTERM arrives: the ledger is read
+// while the window is open (one entry for 30 refusals) and after the exit
+// (the count of the other 29).
+func TestAuditCoalescedCountWrittenAtExit(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		exit func(s *server)
+	}{
+		{"stdin closed", func(s *server) { s.stop() }},
+		{"SIGTERM", func(s *server) {
+			if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			<-s.done
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ledger := filepath.Join(t.TempDir(), "audit", "mcp.jsonl")
+			s := startServer(t, auditEnv(t, ledger))
+			initialize(t, s)
+			for i := 0; i < 30; i++ {
+				if r := s.call(i+1, "tools/call", map[string]any{"name": "repo.status", "arguments": map[string]any{"repoPath": "relative"}}); r.Error == nil {
+					t.Fatalf("relative repoPath accepted: %s", r.raw)
+				}
+			}
+			if n := len(ledgerEntries(t, ledger)); n != 1 {
+				t.Skipf("the coalescing window ended before the exit (%d entries); nothing to prove on a machine this slow", n)
+			}
+			tc.exit(s)
+			es := ledgerEntries(t, ledger)
+			if len(es) != 2 || es[1]["count"] != float64(29) {
+				t.Fatalf("after the exit: %v\nserver:\n%s", es, s.stderr.String())
+			}
+		})
+	}
+}
+
+// ledgerBytes is the size of the ledger's active file and rotated segments.
+func ledgerBytes(t *testing.T, ledger string) int64 {
+	t.Helper()
+	segs, _ := filepath.Glob(ledger + ".segment-*")
+	var n int64
+	for _, f := range append(segs, ledger) {
+		if fi, err := os.Stat(f); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
 }
