@@ -341,3 +341,29 @@ func TestPrunedEntryIsChained(t *testing.T) {
 	}
 	mustFail(t, path, verifyOpts(keys, true, lim))
 }
+
+// The age floor gives way at a hard number of segments, so that a flood
+// of real calls (which are always recorded) can never make the ledger's
+// directory too large to scan and its appends fail; the reason says so.
+func TestRetentionFloorGivesWayAtSegmentCap(t *testing.T) {
+	path := ledgerPath(t)
+	lim := smallLimits()
+	lim.minAge, lim.floorSegments = time.Hour, 5
+	l := openTest(t, path, nil, lim)
+	for i := 0; i < 120; i++ {
+		if _, err := l.Append(EventFromCall(recentRecord(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lf, err := scanDir(filepath.Dir(path), filepath.Base(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lf.segments) != lim.floorSegments {
+		t.Fatalf("%d segments, want the cap of %d", len(lf.segments), lim.floorSegments)
+	}
+	rep := mustVerify(t, path, verifyOpts(nil, false, lim))
+	if rep.PruningCount == 0 || !strings.Contains(rep.Prunings[0].Reason, "gives way") {
+		t.Fatalf("report %+v", rep)
+	}
+}

@@ -39,6 +39,12 @@ const (
 	// DefaultCoalesceWindow is how long repeated refusals are counted
 	// into one entry (see RecordCall).
 	DefaultCoalesceWindow = 10 * time.Second
+	// floorSegments is where the age floor gives way: beyond this many
+	// rotated segments (4 GiB, reachable only through real calls since
+	// refusals stop at the size ceiling) the oldest are pruned whatever
+	// their age, so the ledger's directory scans stay within maxDirMatches
+	// and appends never start failing.
+	floorSegments = 1024
 )
 
 // limits are the protocol's bounds. Production always uses the defaults;
@@ -56,6 +62,8 @@ type limits struct {
 	minAge   time.Duration
 	maxBytes int64
 	window   time.Duration
+	// floorSegments: see the constant; 0 means the constant.
+	floorSegments int
 }
 
 func defaultLimits() limits {
@@ -707,7 +715,12 @@ func (l *Ledger) prune() error {
 	}
 	for len(lf.segments) > l.lim.keepRotated {
 		drop, keep := lf.segments[0], lf.segments[1]
-		if l.lim.minAge > 0 {
+		floorCap := l.lim.floorSegments
+		if floorCap == 0 {
+			floorCap = floorSegments
+		}
+		overCap := len(lf.segments) > floorCap
+		if l.lim.minAge > 0 && !overCap {
 			newest, err := l.newestTimestamp(drop)
 			if err != nil {
 				return err
@@ -724,7 +737,10 @@ func (l *Ledger) prune() error {
 			return integrity(keep.name, 0, "retained segments are not contiguous; not pruning")
 		}
 		reason := fmt.Sprintf("retention: %d rotated segments exceed the %d kept", len(lf.segments), l.lim.keepRotated)
-		if l.lim.minAge > 0 {
+		switch {
+		case l.lim.minAge > 0 && overCap:
+			reason += fmt.Sprintf(", and more than %d are kept: the age floor gives way at that many", floorCap)
+		case l.lim.minAge > 0:
 			reason += fmt.Sprintf(", and this one's newest entry is older than the %s floor", l.lim.minAge)
 		}
 		if _, _, err := l.writeLocked(prunedEvent(drop, reason)); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -16,8 +17,9 @@ const (
 	OutcomeSuccess Outcome = "success"
 	// OutcomeError: a tool result with isError (the tool ran and failed).
 	OutcomeError Outcome = "error"
-	// OutcomeBlocked: a JSON-RPC error; the call never produced a result
-	// (unknown tool, invalid arguments, refused path, provider failure).
+	// OutcomeBlocked: the call was refused — a JSON-RPC error (unknown
+	// tool, invalid arguments, refused path, provider failure), or a
+	// refusal delivered as an isError result (see refusedResult).
 	OutcomeBlocked Outcome = "blocked"
 )
 
@@ -52,10 +54,30 @@ type Recorder interface {
 	RecordCall(ctx context.Context, rec CallRecord)
 }
 
+// refusedResult is a refusal the client receives as a tool result with
+// isError instead of a JSON-RPC error (the MCP specification asks for that
+// with input-validation failures on newer protocol versions). toolsCall
+// returns it as its error so that the recorder still sees a refused call,
+// coalesced like every other refusal, rather than a tool that ran;
+// recordCall unwraps it and hands the client the result.
+type refusedResult struct {
+	result  json.RawMessage
+	code    int64
+	message string
+}
+
+func (r *refusedResult) Error() string {
+	return fmt.Sprintf("%s (%d), delivered as a tool result", r.message, r.code)
+}
+
 // recordCall wraps toolsCall with the audit hook.
 func (s *Server) recordCall(ctx context.Context, g generation, p params) (json.RawMessage, error) {
 	start := time.Now()
 	res, isErr, err := s.toolsCall(ctx, g, p)
+	var refused *refusedResult
+	if errors.As(err, &refused) {
+		res, isErr, err = refused.result, true, nil
+	}
 	if s.opts.Recorder == nil {
 		return res, err
 	}
@@ -65,6 +87,8 @@ func (s *Server) recordCall(ctx context.Context, g generation, p params) (json.R
 		rec.Known, rec.ReadOnly = true, t.ReadOnly
 	}
 	switch {
+	case refused != nil:
+		rec.Outcome, rec.ErrorMessage, rec.ErrorCode = OutcomeBlocked, refused.message, refused.code
 	case err != nil:
 		rec.Outcome = OutcomeBlocked
 		var re *rpcError
