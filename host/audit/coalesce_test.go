@@ -150,8 +150,20 @@ func TestCoalesceRefusals(t *testing.T) {
 
 // The flood's entries are small: 14,000 refused calls with 10 KB names
 // take a few hundred bytes of ledger, not 140 MB; the summary says how
-// many distinct names were tried.
+// many distinct names were tried. The control, with coalescing off, shows
+// what the same flood costs without it: an entry per call, enough to
+// rotate the ledger several times over.
 func TestCoalesceFloodIsSmall(t *testing.T) {
+	control := ledgerPath(t)
+	cl := openTest(t, control, nil, coalesceLimits(0))
+	for i := 0; i < 14_000; i++ {
+		cl.RecordCall(context.Background(), unknownCall(i))
+	}
+	cl.Shutdown()
+	if rep := mustVerify(t, control, VerifyOptions{}); rep.Entries != 14_000 || rep.Segments < 2 {
+		t.Fatalf("control: %+v", rep)
+	}
+
 	path := ledgerPath(t)
 	l := openTest(t, path, nil, coalesceLimits(time.Hour))
 	for i := 0; i < 14_000; i++ {
