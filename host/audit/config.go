@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// Environment variables (F§9).
+// Environment variables (README.md, "Audit ledger", describes each).
 const (
 	EnvLog      = "FLUXGIT_MCP_AUDIT_LOG"
 	EnvDisabled = "FLUXGIT_MCP_AUDIT_DISABLED"

@@ -11,7 +11,7 @@ import (
 	"github.com/fluxgit/fluxgit/host/mcp"
 )
 
-// Labels of an event (F§10.1).
+// Labels of an event (schemas/audit-entry.schema.json describes each).
 const (
 	EventToolCall       = "tool_call"
 	EventWriteProposal  = "write_proposal"
@@ -50,7 +50,8 @@ const (
 	FallbackSessionID = "external-mcp-sidecar"
 )
 
-// Event is one tools/call before chaining: every field of F§10.1. It never
+// Event is one tools/call (or one run of coalesced refusals) before
+// chaining: every event field of schemas/audit-entry.schema.json. It never
 // holds arguments, paths or identifiers in clear.
 type Event struct {
 	// Timestamp is milliseconds since the Unix epoch.
@@ -251,7 +252,7 @@ func sha256Label(b []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// SessionID sanitizes a self-declared agent name (F§8): trim; characters
+// SessionID sanitizes a self-declared agent name (clientInfo.name): trim; characters
 // outside [A-Za-z0-9._:-] become '-'; runs of '-' collapse; at most 128
 // bytes; '-' trimmed from both ends; empty becomes external-mcp-sidecar.
 func SessionID(name string) string {

@@ -20,7 +20,7 @@ import (
 	"github.com/fluxgit/fluxgit/host/mcp"
 )
 
-// Limits of the append protocol (F§10.3, F§12).
+// Limits of the append protocol and of retention (see README.md, "Audit ledger").
 const (
 	DefaultSegmentBytes = 4 << 20   // rotate the active file beyond this
 	DefaultLineBytes    = 256 << 10 // one entry, newline included
