@@ -346,6 +346,9 @@ func TestAuditFailsClosed(t *testing.T) {
 		{[]string{audit.EnvSignKey + "=" + garbage}, "not a valid PKCS#8"},
 		{[]string{audit.EnvSignKey + "=" + loose, audit.EnvDisabled + "=1"}, "group/world accessible"}, // checked even when disabled
 		{[]string{audit.EnvLog + "="}, "set but empty"},
+		{[]string{audit.EnvMinAge + "=forever"}, audit.EnvMinAge},
+		{[]string{audit.EnvMinAge + "=-1h", audit.EnvDisabled + "=1"}, audit.EnvMinAge}, // checked even when disabled
+		{[]string{audit.EnvMaxBytes + "=1GiB"}, audit.EnvMaxBytes},
 		{[]string{audit.EnvLog + "=" + filepath.Join(shared, "mcp.jsonl")}, "group/world accessible"},
 	} {
 		_, errOut, code := runCLI(t, append(baseEnv(t), tc.env...))

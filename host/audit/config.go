@@ -48,7 +48,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 //     *ConfigError); otherwise <run dir>/audit/mcp.jsonl (see RunDir);
 //   - FLUXGIT_MCP_AUDIT_MIN_AGE and FLUXGIT_MCP_AUDIT_MAX_BYTES override
 //     the retention floor and the size ceiling; a value that does not
-//     parse is a *ConfigError;
+//     parse is a *ConfigError, even when auditing is disabled;
 //   - an existing ledger directory or file that appends would refuse
 //     (Ledger.Check) is a *ConfigError too.
 func FromEnv(log hclog.Logger) (*Ledger, error) {
@@ -62,6 +62,10 @@ func FromEnv(log hclog.Logger) (*Ledger, error) {
 			return nil, &ConfigError{fmt.Errorf("%s: %w", EnvSignKey, err)}
 		}
 		signer = s
+	}
+	ret, err := retentionFromEnv() // checked even when disabled, like the key
+	if err != nil {
+		return nil, &ConfigError{err}
 	}
 	if _, off := os.LookupEnv(EnvDisabled); off {
 		return nil, nil
@@ -77,10 +81,6 @@ func FromEnv(log hclog.Logger) (*Ledger, error) {
 			return nil, &ConfigError{fmt.Errorf("no ledger path: %v; set %s, %s or %s", err, EnvRunDir, EnvLog, EnvDisabled)}
 		}
 		path = filepath.Join(run, "audit", "mcp.jsonl")
-	}
-	ret, err := retentionFromEnv()
-	if err != nil {
-		return nil, &ConfigError{err}
 	}
 	l, err := Open(Options{Path: path, Signer: signer, Log: log, Retention: ret})
 	if err != nil {
