@@ -379,3 +379,26 @@ func TestRetentionFloorGivesWayAtSegmentCap(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 }
+
+// A crash between the audit.pruned entry and the deletion makes the next
+// process record the same pruning again; Verify reports it once.
+func TestVerifyReportsARepeatedPruningOnce(t *testing.T) {
+	path := ledgerPath(t)
+	lim := smallLimits()
+	lim.keepRotated = 10
+	l := openTest(t, path, nil, lim)
+	appendN(t, l, 0, 30)
+	lf, err := scanDir(filepath.Dir(path), filepath.Base(path))
+	if err != nil || len(lf.segments) < 2 {
+		t.Fatalf("segments %v: %v", lf.segments, err)
+	}
+	for i := 0; i < 2; i++ {
+		if _, _, err := l.writeLocked(prunedEvent(lf.segments[0], "test")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := mustVerify(t, path, verifyOpts(nil, false, lim))
+	if rep.PruningCount != 1 || rep.Prunings[0].FirstSequence != lf.segments[0].first || rep.Prunings[0].LastSequence != lf.segments[0].last {
+		t.Fatalf("report %+v", rep)
+	}
+}
