@@ -244,10 +244,11 @@ func TestAuditVerifyCLI(t *testing.T) {
 			t.Fatalf("exit %d\n%s", code, errOut)
 		}
 	})
-	// Usage errors exit 2.
+	// Usage errors exit 2. (A signed ledger without --pubkey is not a usage
+	// error but an unverified ledger: see TestVerifyAuditKeyHandling.)
 	for _, args := range [][]string{
 		{"verify-audit"},
-		{"verify-audit", ledger},
+		{"verify-audit", ledger, "--require-signed"},
 		{"verify-audit", ledger, "extra", "--pubkey", pub},
 		{"verify-audit", ledger, "--pubkey", filepath.Join(dir, "missing.pem")},
 		{"verify-audit", ledger, "--pubkey", priv},
@@ -345,6 +346,9 @@ func TestAuditFailsClosed(t *testing.T) {
 		{[]string{audit.EnvSignKey + "=" + garbage}, "not a valid PKCS#8"},
 		{[]string{audit.EnvSignKey + "=" + loose, audit.EnvDisabled + "=1"}, "group/world accessible"}, // checked even when disabled
 		{[]string{audit.EnvLog + "="}, "set but empty"},
+		{[]string{audit.EnvMinAge + "=forever"}, audit.EnvMinAge},
+		{[]string{audit.EnvMinAge + "=-1h", audit.EnvDisabled + "=1"}, audit.EnvMinAge}, // checked even when disabled
+		{[]string{audit.EnvMaxBytes + "=1GiB"}, audit.EnvMaxBytes},
 		{[]string{audit.EnvLog + "=" + filepath.Join(shared, "mcp.jsonl")}, "group/world accessible"},
 	} {
 		_, errOut, code := runCLI(t, append(baseEnv(t), tc.env...))

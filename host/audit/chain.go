@@ -131,7 +131,8 @@ func isChained(o Object) bool {
 	return ok
 }
 
-// readChainFields checks the shape of a chained entry's fields (F§10.4).
+// readChainFields checks the shape of a chained entry's fields (see
+// schemas/audit-entry.schema.json).
 func readChainFields(o Object) (chainFields, error) {
 	var f chainFields
 	for _, k := range []string{"auditSchemaVersion", "auditChainVersion"} {

@@ -12,11 +12,12 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // clearEnv unsets every audit variable for the test.
 func clearEnv(t *testing.T) {
-	for _, k := range []string{EnvLog, EnvDisabled, EnvSignKey, EnvRunDir} {
+	for _, k := range []string{EnvLog, EnvDisabled, EnvSignKey, EnvRunDir, EnvMinAge, EnvMaxBytes} {
 		t.Setenv(k, "") // registers restoration
 		os.Unsetenv(k)
 	}
@@ -204,3 +205,48 @@ func TestRunDir(t *testing.T) {
 		}
 	}
 }
+
+// The retention floor and the size ceiling come from the environment; a
+// value that does not parse stops start-up instead of silently keeping a
+// default.
+func TestFromEnvRetention(t *testing.T) {
+	for _, tc := range []struct {
+		minAge, maxBytes *string
+		wantAge          time.Duration
+		wantMax          int64
+		wantErr          string
+	}{
+		{nil, nil, DefaultMinAge, DefaultMaxBytes, ""},
+		{ptr("0"), nil, 0, DefaultMaxBytes, ""},
+		{ptr("30d"), ptr("0"), 30 * 24 * time.Hour, 0, ""},
+		{ptr(" 720h "), ptr("1048576"), 720 * time.Hour, 1 << 20, ""},
+		{ptr("-1h"), nil, 0, 0, EnvMinAge},
+		{ptr("1.5d"), nil, 0, 0, EnvMinAge},
+		{ptr("forever"), nil, 0, 0, EnvMinAge},
+		{ptr(""), nil, 0, 0, EnvMinAge},
+		{nil, ptr("1GiB"), 0, 0, EnvMaxBytes},
+		{nil, ptr("-5"), 0, 0, EnvMaxBytes},
+	} {
+		clearEnv(t)
+		t.Setenv(EnvRunDir, t.TempDir())
+		if tc.minAge != nil {
+			t.Setenv(EnvMinAge, *tc.minAge)
+		}
+		if tc.maxBytes != nil {
+			t.Setenv(EnvMaxBytes, *tc.maxBytes)
+		}
+		l, err := FromEnv(nil)
+		if tc.wantErr != "" {
+			var ce *ConfigError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%v/%v: want a config error naming %s, got %v", tc.minAge, tc.maxBytes, tc.wantErr, err)
+			}
+			continue
+		}
+		if err != nil || l.lim.minAge != tc.wantAge || l.lim.maxBytes != tc.wantMax {
+			t.Errorf("%v/%v: age %v max %d err %v", tc.minAge, tc.maxBytes, l.lim.minAge, l.lim.maxBytes, err)
+		}
+	}
+}
+
+func ptr(s string) *string { return &s }

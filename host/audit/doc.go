@@ -31,9 +31,20 @@
 //
 // Next to the active file live the lock file, rotated segments and
 // retention checkpoints (see files.go for the names). The active file
-// rotates when an entry would take it beyond 4 MiB; at most 4 rotated
-// segments are kept; before the oldest one is deleted a (signed)
-// checkpoint records where the retained chain resumes.
+// rotates when an entry would take it beyond 4 MiB. Retention keeps 4
+// rotated segments, but never prunes one whose newest entry is younger
+// than the age floor (30 days by default) unless more than 1,024 exist.
+// Before the oldest segment is deleted, an audit.pruned entry naming its
+// sequence range, segmentId and the reason is appended to the chain, and
+// a (signed) checkpoint records where the retained chain resumes.
+//
+// # Refusals
+//
+// Refused calls are coalesced (see Ledger.RecordCall): floods of them
+// become entries with count, firstAt and lastAt, an unknown tool name is
+// kept as a bounded prefix plus toolFingerprint, and above the size
+// ceiling (1 GiB by default) refusals are only counted, while real calls
+// are always recorded.
 //
 // What a local chain cannot show: that the newest entries of the active
 // file were cut off, or — for unsigned ledgers — that the whole retained

@@ -11,7 +11,7 @@ import (
 	"github.com/fluxgit/fluxgit/host/mcp"
 )
 
-// Labels of an event (F§10.1).
+// Labels of an event (schemas/audit-entry.schema.json describes each).
 const (
 	EventToolCall       = "tool_call"
 	EventWriteProposal  = "write_proposal"
@@ -36,15 +36,22 @@ const (
 const (
 	// MaxSummaryChars bounds summary (characters, not bytes).
 	MaxSummaryChars = 512
-	// MaxToolChars bounds the tool name a client sent.
+	// MaxToolChars bounds the name of a served tool.
 	MaxToolChars = 256
+	// MaxUnknownToolChars bounds the prefix kept of a name no tool has:
+	// that name is the caller's free text, so the entry keeps its
+	// fingerprint (toolFingerprint) and only this much of it.
+	MaxUnknownToolChars = 64
+	// maxReasonChars bounds the refusal message quoted in a summary.
+	maxReasonChars = 160
 	// maxSessionBytes bounds the sanitized agent id.
 	maxSessionBytes = 128
 	// FallbackSessionID is the agent id of a client that gave no usable name.
 	FallbackSessionID = "external-mcp-sidecar"
 )
 
-// Event is one tools/call before chaining: every field of F§10.1. It never
+// Event is one tools/call (or one run of coalesced refusals) before
+// chaining: every event field of schemas/audit-entry.schema.json. It never
 // holds arguments, paths or identifiers in clear.
 type Event struct {
 	// Timestamp is milliseconds since the Unix epoch.
@@ -63,6 +70,14 @@ type Event struct {
 	DurationMS      int64
 	Summary         string
 	ReadOnly        bool
+	// ToolFingerprint is "sha256:<hex>" of the full tool name, set for
+	// names no tool has (Tool then holds a bounded prefix only).
+	ToolFingerprint string
+	// Count, FirstAt and LastAt describe a coalesced entry: Count refused
+	// calls with the same coalescing key, the first ending at FirstAt and
+	// the last at LastAt (ms since the epoch). Count 0: a single call.
+	Count           int64
+	FirstAt, LastAt int64
 }
 
 // object renders the event's fields (no chain fields yet).
@@ -71,7 +86,7 @@ func (e Event) object() Object {
 	if e.ArgsFingerprint != "" {
 		fp = e.ArgsFingerprint
 	}
-	return Object{
+	o := Object{
 		{"approval", e.Approval},
 		{"args_fingerprint", fp},
 		{"duration_ms", e.DurationMS},
@@ -86,6 +101,13 @@ func (e Event) object() Object {
 		{"timestamp", e.Timestamp},
 		{"tool", BoundText(e.Tool, MaxToolChars)},
 	}
+	if e.ToolFingerprint != "" {
+		o = o.Set("toolFingerprint", e.ToolFingerprint)
+	}
+	if e.Count > 0 {
+		o = o.Set("count", e.Count).Set("firstAt", e.FirstAt).Set("lastAt", e.LastAt)
+	}
+	return o
 }
 
 // previewRisk is the risk of each operation.preview.* tool.
@@ -119,6 +141,9 @@ func EventFromCall(rec mcp.CallRecord) Event {
 	switch {
 	case !rec.Known:
 		e.EventType, e.Approval, class = EventWriteBlock, ApprovalDenied, "tool"
+		e.ToolFingerprint = sha256Label([]byte(rec.Tool))
+		tool = BoundText(rec.Tool, MaxUnknownToolChars)
+		e.Tool = tool
 	case rec.ReadOnly:
 		e.EventType, e.ReadOnly, class = EventToolCall, true, "read-only tool"
 	case strings.HasPrefix(rec.Tool, previewPrefix):
@@ -142,9 +167,14 @@ func EventFromCall(rec mcp.CallRecord) Event {
 	default:
 		e.Result, e.EventType, e.Approval = ResultBlocked, EventWriteBlock, ApprovalDenied
 		msg := rec.ErrorMessage
+		if !rec.Known {
+			// The message quotes the name again; the entry holds it once, bounded.
+			msg = "no tool of this name is served"
+		}
 		if msg == "" {
 			msg = "request refused"
 		}
+		msg = BoundText(msg, maxReasonChars)
 		e.Summary = class + " " + tool + " was blocked: " + msg
 	}
 	return e
@@ -222,7 +252,7 @@ func sha256Label(b []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// SessionID sanitizes a self-declared agent name (F§8): trim; characters
+// SessionID sanitizes a self-declared agent name (clientInfo.name): trim; characters
 // outside [A-Za-z0-9._:-] become '-'; runs of '-' collapse; at most 128
 // bytes; '-' trimmed from both ends; empty becomes external-mcp-sidecar.
 func SessionID(name string) string {

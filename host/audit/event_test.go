@@ -43,7 +43,7 @@ func TestEventLabels(t *testing.T) {
 		{"other write tool", mcp.CallRecord{Tool: "shift_check_in", Known: true, Outcome: mcp.OutcomeSuccess},
 			EventToolCall, ApprovalNotRequired, RiskNone, ResultSuccess, false, "tool shift_check_in completed"},
 		{"unknown tool", mcp.CallRecord{Tool: "operation.preview.nuke", Outcome: mcp.OutcomeBlocked, ErrorMessage: "Unknown tool 'operation.preview.nuke'"},
-			EventWriteBlock, ApprovalDenied, RiskNone, ResultBlocked, false, "tool operation.preview.nuke was blocked: Unknown tool 'operation.preview.nuke'"},
+			EventWriteBlock, ApprovalDenied, RiskNone, ResultBlocked, false, "tool operation.preview.nuke was blocked: no tool of this name is served"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.rec.Start, tc.rec.Duration = start, 1500*time.Microsecond
@@ -150,12 +150,31 @@ func TestBoundText(t *testing.T) {
 	if BoundText(exact, MaxSummaryChars) != exact {
 		t.Fatal("a text of exactly the bound must be kept")
 	}
-	// A blocked call's summary is bounded even for a huge tool name.
-	e := EventFromCall(mcp.CallRecord{Tool: strings.Repeat("t", 10_000), Outcome: mcp.OutcomeBlocked, ErrorMessage: strings.Repeat("m", 10_000)})
-	o := e.object()
-	tool, _ := stringField(o, "tool")
-	sum, _ := stringField(o, "summary")
-	if len([]rune(tool)) != MaxToolChars || len([]rune(sum)) != MaxSummaryChars {
-		t.Fatalf("tool %d chars, summary %d chars", len(tool), len(sum))
+	// A blocked call's entry is bounded even for a huge tool name: a served
+	// tool's name (which the catalog bounds anyway) to MaxToolChars, the
+	// summary to MaxSummaryChars; an unknown name keeps only a prefix and
+	// its fingerprint, never the 10 KB the caller sent.
+	for _, tc := range []struct {
+		known          bool
+		tool, sum, fpr int
+	}{
+		{true, MaxToolChars, -1, 0},
+		{false, MaxUnknownToolChars, -1, 1},
+	} {
+		name := strings.Repeat("t", 10_000)
+		e := EventFromCall(mcp.CallRecord{Tool: name, Known: tc.known, Outcome: mcp.OutcomeBlocked, ErrorMessage: strings.Repeat("m", 10_000)})
+		o := e.object()
+		tool, _ := stringField(o, "tool")
+		sum, _ := stringField(o, "summary")
+		fp, hasFP := stringField(o, "toolFingerprint")
+		if len([]rune(tool)) != tc.tool || (tc.sum >= 0 && len([]rune(sum)) != tc.sum) || len([]rune(sum)) > MaxSummaryChars {
+			t.Fatalf("known=%v: tool %d chars, summary %d chars", tc.known, len(tool), len(sum))
+		}
+		if hasFP != (tc.fpr == 1) || (hasFP && fp != sha256Label([]byte(name))) {
+			t.Fatalf("known=%v: toolFingerprint %q", tc.known, fp)
+		}
+		if !tc.known && strings.Count(sum, "t") > MaxUnknownToolChars+10 {
+			t.Fatalf("summary repeats the unknown name: %q", sum)
+		}
 	}
 }

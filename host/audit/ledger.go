@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -18,12 +20,31 @@ import (
 	"github.com/fluxgit/fluxgit/host/mcp"
 )
 
-// Limits of the append protocol (F§10.3, F§12).
+// Limits of the append protocol and of retention (see README.md, "Audit ledger").
 const (
 	DefaultSegmentBytes = 4 << 20   // rotate the active file beyond this
 	DefaultLineBytes    = 256 << 10 // one entry, newline included
 	DefaultKeepRotated  = 4         // rotated segments kept (about 20 MiB in all)
 	defaultLockTimeout  = 5 * time.Second
+
+	// DefaultMinAge is the retention floor: a rotated segment whose newest
+	// entry is younger than this is never pruned, however many segments
+	// exist, so a flood of calls cannot push recent history out.
+	DefaultMinAge = 30 * 24 * time.Hour
+	// DefaultMaxBytes is the ledger's ceiling (active file plus rotated
+	// segments), far above the ~20 MiB of normal retention. Above it,
+	// refused calls are no longer written one by one (see RecordCall);
+	// real calls always are.
+	DefaultMaxBytes = 1 << 30
+	// DefaultCoalesceWindow is how long repeated refusals are counted
+	// into one entry (see RecordCall).
+	DefaultCoalesceWindow = 10 * time.Second
+	// floorSegments is where the age floor gives way: beyond this many
+	// rotated segments (4 GiB, reachable only through real calls since
+	// refusals stop at the size ceiling) the oldest are pruned whatever
+	// their age, so the ledger's directory scans stay within maxDirMatches
+	// and appends never start failing.
+	floorSegments = 1024
 )
 
 // limits are the protocol's bounds. Production always uses the defaults;
@@ -35,11 +56,30 @@ type limits struct {
 	lockTimeout  time.Duration
 	// noSync skips fsync, for building large test fixtures quickly.
 	noSync bool
+	// minAge, maxBytes and window: see DefaultMinAge, DefaultMaxBytes and
+	// DefaultCoalesceWindow. Zero minAge prunes by count alone; zero
+	// maxBytes or window means no ceiling or no coalescing.
+	minAge   time.Duration
+	maxBytes int64
+	window   time.Duration
+	// floorSegments: see the constant; 0 means the constant.
+	floorSegments int
 }
 
 func defaultLimits() limits {
 	return limits{segmentBytes: DefaultSegmentBytes, lineBytes: DefaultLineBytes,
-		keepRotated: DefaultKeepRotated, lockTimeout: defaultLockTimeout}
+		keepRotated: DefaultKeepRotated, lockTimeout: defaultLockTimeout,
+		minAge: DefaultMinAge, maxBytes: DefaultMaxBytes, window: DefaultCoalesceWindow}
+}
+
+// Retention overrides the retention floor and the size ceiling.
+type Retention struct {
+	// MinAge: rotated segments whose newest entry is younger are never
+	// pruned. Zero prunes by segment count alone.
+	MinAge time.Duration
+	// MaxBytes: the ceiling above which refused calls are only counted
+	// (see RecordCall). Zero: no ceiling.
+	MaxBytes int64
 }
 
 // ErrClosed is returned by Append after Close.
@@ -74,6 +114,8 @@ type Options struct {
 	Signer *Signer
 	// Log receives the degraded-state messages (optional).
 	Log hclog.Logger
+	// Retention overrides DefaultMinAge and DefaultMaxBytes (optional).
+	Retention *Retention
 
 	limits *limits // tests only
 }
@@ -95,6 +137,11 @@ type Ledger struct {
 	healthMu sync.Mutex
 	degraded bool
 	failures int
+
+	// bytes is the ledger's size on disk (active file plus rotated
+	// segments) as last measured under the lock; -1 until measured.
+	bytes atomic.Int64
+	co    coalescer
 }
 
 var _ mcp.Recorder = (*Ledger)(nil)
@@ -128,11 +175,20 @@ func Open(opts Options) (*Ledger, error) {
 	if opts.limits != nil {
 		lim = *opts.limits
 	}
+	if r := opts.Retention; r != nil {
+		if r.MinAge < 0 || r.MaxBytes < 0 {
+			return nil, errors.New("audit: negative retention age or size ceiling")
+		}
+		lim.minAge, lim.maxBytes = r.MinAge, r.MaxBytes
+	}
 	log := opts.Log
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Ledger{path: filepath.Join(dir, base), dir: dir, base: base, signer: opts.Signer, log: log, lim: lim}, nil
+	l := &Ledger{path: filepath.Join(dir, base), dir: dir, base: base, signer: opts.Signer, log: log, lim: lim}
+	l.bytes.Store(-1)
+	l.co.init(l)
+	return l, nil
 }
 
 // resolveExisting resolves symlinks in the longest existing prefix of p.
@@ -184,38 +240,57 @@ func (l *Ledger) Recorder() mcp.Recorder {
 	return l
 }
 
-// Close waits for an append in progress, so a process that exits right
-// after it leaves no torn line behind. Later appends are still attempted:
-// a call cancelled while the server shuts down is recorded if the process
-// lives long enough (a line cut short by the exit is repaired by the next
-// append). Use Shutdown to refuse them.
+// Close writes the counts of refused calls still being coalesced (so
+// nothing counted is lost at exit) and waits for an append in progress, so
+// a process that exits right after it leaves no torn line behind. Later
+// calls are still recorded, one entry each: a call cancelled while the
+// server shuts down is recorded if the process lives long enough (a line
+// cut short by the exit is repaired by the next append). Use Shutdown to
+// refuse them.
 func (l *Ledger) Close() error {
 	if l == nil {
 		return nil
 	}
+	l.co.close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return nil
 }
 
-// Shutdown waits for an append in progress and refuses later ones with
-// ErrClosed.
+// Shutdown writes the pending coalesced counts, waits for an append in
+// progress and refuses later ones with ErrClosed.
 func (l *Ledger) Shutdown() {
 	if l == nil {
 		return
 	}
+	l.co.close()
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
 }
 
-// RecordCall appends the event of one tools/call. A failure never reaches
-// the caller: the first one is logged as the ledger going degraded, and
-// the recovery is logged when an append succeeds again.
+// RecordCall records one tools/call. Successful calls and tool errors are
+// appended at once, one entry each. Refused calls (a JSON-RPC error:
+// unknown tool, invalid arguments, refused path, provider failure) are
+// coalesced per session, tool (every unknown name counts as one key) and
+// error code: the first is appended at once; the ones that follow within
+// the coalescing window are counted into one entry with count, firstAt and
+// lastAt, written when the window ends, before the next call that is not
+// coalesced, and at Close or Shutdown. Above the size ceiling a refused
+// call is never written on its own: all of a session's refusals are
+// counted into one entry, written only before its next real call or at
+// exit. A failure never reaches the caller: the first one is logged as the
+// ledger going degraded, and the recovery is logged when an append
+// succeeds again.
 func (l *Ledger) RecordCall(_ context.Context, rec mcp.CallRecord) {
 	if l == nil {
 		return
 	}
+	l.co.record(rec)
+}
+
+// recordEvent appends ev and tracks the ledger's health.
+func (l *Ledger) recordEvent(ev Event) {
 	var err error
 	func() {
 		defer func() {
@@ -223,7 +298,7 @@ func (l *Ledger) RecordCall(_ context.Context, rec mcp.CallRecord) {
 				err = fmt.Errorf("panic while appending: %v", r)
 			}
 		}()
-		_, err = l.Append(EventFromCall(rec))
+		_, err = l.Append(ev)
 	}()
 	if errors.Is(err, ErrClosed) {
 		return
@@ -242,6 +317,12 @@ func (l *Ledger) RecordCall(_ context.Context, rec mcp.CallRecord) {
 		l.log.Warn("audit ledger recovered", "path", l.path, "failed_appends", l.failures)
 		l.degraded, l.failures = false, 0
 	}
+}
+
+// overCeiling reports whether the ledger, as last measured, is at or above
+// its size ceiling.
+func (l *Ledger) overCeiling() bool {
+	return l.lim.maxBytes > 0 && l.bytes.Load() >= l.lim.maxBytes
 }
 
 // Appended describes an entry written by Append.
@@ -292,22 +373,39 @@ func (l *Ledger) appendLocked(ev Object) (Appended, error) {
 		return Appended{}, err
 	}
 	if !l.housekept {
-		// Finish a retention step a crash may have interrupted. A failure
-		// never stops the recording of new entries.
+		// Finish a retention step a crash may have interrupted, and measure
+		// the ledger. A failure never stops the recording of new entries.
 		if err := l.prune(); err != nil {
 			l.log.Warn("audit ledger retention failed", "path", l.path, "error", err)
 		}
 		l.housekept = true
 	}
+	a, rotated, err := l.writeLocked(ev)
+	if err != nil {
+		return a, err
+	}
+	if rotated {
+		if err := l.prune(); err != nil {
+			// The entry is durable; retention is retried by the next rotation.
+			l.log.Warn("audit ledger retention failed", "path", l.path, "error", err)
+		}
+	}
+	return a, nil
+}
+
+// writeLocked chains and writes one entry, rotating the active file first
+// when the entry would take it beyond the segment size; the caller holds
+// the lock and runs retention when it reports a rotation.
+func (l *Ledger) writeLocked(ev Object) (Appended, bool, error) {
 	f, created, info, err := l.openActive()
 	if err != nil {
-		return Appended{}, err
+		return Appended{}, false, err
 	}
 	defer func() { f.Close() }()
 	st, err := l.tailOf(f, info)
 	if err != nil {
 		l.cache = nil
-		return Appended{}, err
+		return Appended{}, false, err
 	}
 	at := link{sequence: st.lastSeq + 1, previousHash: st.lastHash, segmentID: st.segmentID}
 	if at.segmentID == "" {
@@ -316,28 +414,28 @@ func (l *Ledger) appendLocked(ev Object) (Appended, error) {
 	id := newUUID()
 	entry, line, err := chainEntry(ev, at, id, l.signer)
 	if err != nil {
-		return Appended{}, err
+		return Appended{}, false, err
 	}
 	if len(line)+1 > l.lim.lineBytes {
-		return Appended{}, fmt.Errorf("entry of %d bytes exceeds the %d-byte line limit", len(line)+1, l.lim.lineBytes)
+		return Appended{}, false, fmt.Errorf("entry of %d bytes exceeds the %d-byte line limit", len(line)+1, l.lim.lineBytes)
 	}
 	rotated := false
 	if st.segmentID != "" && st.size+int64(len(line))+1 > l.lim.segmentBytes {
 		if err := l.rotate(f, st); err != nil {
-			return Appended{}, fmt.Errorf("rotate: %w", err)
+			return Appended{}, false, fmt.Errorf("rotate: %w", err)
 		}
 		rotated = true
 		f.Close()
 		if f, created, info, err = l.openActive(); err != nil {
-			return Appended{}, err
+			return Appended{}, false, err
 		}
 		st = tail{info: info, size: info.size, lastSeq: st.lastSeq, lastHash: st.lastHash}
 		if st.size != 0 {
-			return Appended{}, fmt.Errorf("%s is not empty right after rotation", l.path)
+			return Appended{}, false, fmt.Errorf("%s is not empty right after rotation", l.path)
 		}
 		at.segmentID = newUUID()
 		if entry, line, err = chainEntry(ev, at, id, l.signer); err != nil {
-			return Appended{}, err
+			return Appended{}, false, err
 		}
 	}
 	buf := make([]byte, 0, len(line)+1)
@@ -345,17 +443,17 @@ func (l *Ledger) appendLocked(ev Object) (Appended, error) {
 	if _, err := f.Write(buf); err != nil {
 		_ = f.Truncate(st.size) // never leave a torn line behind if we can help it
 		l.cache = nil
-		return Appended{}, fmt.Errorf("write: %w", err)
+		return Appended{}, false, fmt.Errorf("write: %w", err)
 	}
 	if !l.lim.noSync {
 		if err := f.Sync(); err != nil {
 			l.cache = nil
-			return Appended{}, fmt.Errorf("sync: %w", err)
+			return Appended{}, false, fmt.Errorf("sync: %w", err)
 		}
 		if created {
 			if err := syncDir(l.dir); err != nil {
 				l.cache = nil
-				return Appended{}, fmt.Errorf("sync directory: %w", err)
+				return Appended{}, false, fmt.Errorf("sync directory: %w", err)
 			}
 		}
 	}
@@ -370,13 +468,12 @@ func (l *Ledger) appendLocked(ev Object) (Appended, error) {
 			l.cache = &tail{info: ni, size: ni.size, lastSeq: at.sequence, lastHash: h, segmentID: at.segmentID, firstSeq: first}
 		}
 	}
-	if rotated {
-		if err := l.prune(); err != nil {
-			// The entry is durable; retention is retried by the next rotation.
-			l.log.Warn("audit ledger retention failed", "path", l.path, "error", err)
+	if !rotated {
+		if n := l.bytes.Load(); n >= 0 {
+			l.bytes.Add(int64(len(buf)))
 		}
 	}
-	return Appended{Sequence: at.sequence, EntryHash: h, SegmentID: at.segmentID, Line: line}, nil
+	return Appended{Sequence: at.sequence, EntryHash: h, SegmentID: at.segmentID, Line: line}, rotated, nil
 }
 
 // openActive opens (creating if needed) the active file, never through a
@@ -600,10 +697,14 @@ func (l *Ledger) rotate(f *os.File, st tail) error {
 	return syncDir(l.dir)
 }
 
-// prune enforces retention: while more rotated segments exist than kept,
-// it writes (and syncs) a checkpoint naming where the retained chain
-// resumes, then deletes the oldest segment, then older checkpoints. One
-// segment at a time, so a crash at any point leaves a verifiable ledger.
+// prune enforces retention: while more rotated segments exist than kept
+// and the oldest one's newest entry is older than the retention floor, it
+// appends an audit.pruned entry naming what goes (so the chain itself
+// records every pruning), writes (and syncs) a checkpoint naming where the
+// retained chain resumes, then deletes the oldest segment, then older
+// checkpoints. One segment at a time, so a crash at any point leaves a
+// verifiable ledger (a crash between the entry and the deletion records
+// the same pruning twice). It ends by measuring the ledger's size.
 func (l *Ledger) prune() error {
 	lf, err := scanDir(l.dir, l.base)
 	if err != nil {
@@ -614,12 +715,36 @@ func (l *Ledger) prune() error {
 	}
 	for len(lf.segments) > l.lim.keepRotated {
 		drop, keep := lf.segments[0], lf.segments[1]
+		floorCap := l.lim.floorSegments
+		if floorCap == 0 {
+			floorCap = floorSegments
+		}
+		overCap := len(lf.segments) > floorCap
+		if l.lim.minAge > 0 && !overCap {
+			newest, err := l.newestTimestamp(drop)
+			if err != nil {
+				return err
+			}
+			if time.Since(time.UnixMilli(newest)) < l.lim.minAge {
+				break // every later segment is younger still
+			}
+		}
 		cf, err := l.firstEntryOf(keep)
 		if err != nil {
 			return err
 		}
 		if cf.sequence != keep.first || keep.first != drop.last+1 {
 			return integrity(keep.name, 0, "retained segments are not contiguous; not pruning")
+		}
+		reason := fmt.Sprintf("retention: %d rotated segments exceed the %d kept", len(lf.segments), l.lim.keepRotated)
+		switch {
+		case l.lim.minAge > 0 && overCap:
+			reason += fmt.Sprintf(", and more than %d are kept: the age floor gives way at that many", floorCap)
+		case l.lim.minAge > 0:
+			reason += fmt.Sprintf(", and this one's newest entry is older than the %s floor", l.lim.minAge)
+		}
+		if _, _, err := l.writeLocked(prunedEvent(drop, reason)); err != nil {
+			return fmt.Errorf("record pruning: %w", err)
 		}
 		if err := l.writeCheckpoint(lf.checkpoints, cf.sequence, cf.previousHash); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
@@ -642,7 +767,58 @@ func (l *Ledger) prune() error {
 			return err
 		}
 	}
+	l.measure(lf)
 	return nil
+}
+
+// measure records the ledger's size: the rotated segments lf lists plus
+// the active file.
+func (l *Ledger) measure(lf ledgerFiles) {
+	var total int64
+	for _, s := range append([]string{l.base}, segmentNames(lf)...) {
+		if fi, err := os.Lstat(filepath.Join(l.dir, s)); err == nil {
+			total += fi.Size()
+		}
+	}
+	l.bytes.Store(total)
+}
+
+func segmentNames(lf ledgerFiles) []string {
+	out := make([]string, len(lf.segments))
+	for i, s := range lf.segments {
+		out[i] = s.name
+	}
+	return out
+}
+
+// newestTimestamp is the timestamp of a rotated segment's last entry.
+func (l *Ledger) newestTimestamp(s segmentFile) (int64, error) {
+	f, err := openNoFollow(filepath.Join(l.dir, s.name), os.O_RDONLY, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	last, err := readLastLine(f, fi.Size(), l.lim.lineBytes)
+	if err != nil {
+		return 0, integrity(s.name, 0, "last line: %v", err)
+	}
+	o, err := parseObject(last)
+	if err != nil {
+		return 0, integrity(s.name, 0, "last line: %v", err)
+	}
+	n, ok := mustNumber(o, "timestamp")
+	if !ok {
+		return 0, integrity(s.name, 0, "last line: timestamp missing")
+	}
+	ts, err := strconv.ParseInt(string(n), 10, 64)
+	if err != nil {
+		return 0, integrity(s.name, 0, "last line: timestamp is not an integer")
+	}
+	return ts, nil
 }
 
 func (l *Ledger) firstEntryOf(s segmentFile) (chainFields, error) {

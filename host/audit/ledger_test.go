@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -80,8 +81,8 @@ func TestAppendAndVerify(t *testing.T) {
 	l := openTest(t, path, nil, nil)
 	appendN(t, l, 0, 10)
 	rep := mustVerify(t, path, verifyOpts(nil, false, nil))
-	want := Report{Entries: 10, Chained: 10, Unsigned: 10, Segments: 1, FirstSequence: 1, LastSequence: 10}
-	if rep != want {
+	want := Report{Entries: 10, Chained: 10, Unsigned: 10, Segments: 1, FirstSequence: 1, LastSequence: 10, Prunings: []Pruning{}}
+	if !reflect.DeepEqual(rep, want) {
 		t.Fatalf("report %+v, want %+v", rep, want)
 	}
 	for file, mode := range map[string]os.FileMode{filepath.Dir(path): 0o700, path: 0o600, path + ".lock": 0o600} {
@@ -121,13 +122,15 @@ func TestSignedLedger(t *testing.T) {
 	if rep.Signed != 6 || rep.Unsigned != 0 {
 		t.Fatalf("report %+v", rep)
 	}
-	// Another key, or none at all, cannot vouch for these signatures.
+	// Another key cannot vouch for these signatures.
 	other := testSigner(2)
-	for _, keys := range [][]ed25519.PublicKey{{other.Public()}, nil} {
-		ie := mustFail(t, path, verifyOpts(keys, false, nil))
-		if !strings.Contains(ie.Reason, "not a given public key") || ie.Line != 1 {
-			t.Fatalf("unexpected failure: %v", ie)
-		}
+	ie := mustFail(t, path, verifyOpts([]ed25519.PublicKey{other.Public()}, false, nil))
+	if !strings.Contains(ie.Reason, "not a given public key") || ie.Line != 1 {
+		t.Fatalf("unexpected failure: %v", ie)
+	}
+	// No key at all: the chain is walked, but the ledger is not verified.
+	if rep, err := Verify(path, verifyOpts(nil, false, nil)); !errors.Is(err, ErrSignaturesUnchecked) || rep.UnverifiedSignatures != 6 || rep.Signed != 0 {
+		t.Fatalf("without a key: %+v %v", rep, err)
 	}
 	// Several keys (rotation): fine as long as one matches.
 	mustVerify(t, path, verifyOpts([]ed25519.PublicKey{other.Public(), s.Public()}, true, nil))
@@ -236,10 +239,19 @@ func TestRotationAndRetention(t *testing.T) {
 					t.Errorf("%s: %d bytes > segment limit %d", seg.name, fi.Size(), lim.segmentBytes)
 				}
 			}
+			// Every pruning appended an audit.pruned entry before deleting, so
+			// the chain is longer than the 60 calls.
 			rep := mustVerify(t, path, verifyOpts(keys, signed, lim))
-			if !rep.RetentionCheckpointUsed || rep.LastSequence != 60 || rep.FirstSequence != cp.next ||
-				rep.Entries != 60-cp.next+1 || int(rep.Entries) != countLines(t, path) || rep.Segments != lim.keepRotated+1 {
+			if !rep.RetentionCheckpointUsed || rep.LastSequence <= 60 || rep.FirstSequence != cp.next ||
+				rep.Entries != rep.LastSequence-cp.next+1 || int(rep.Entries) != countLines(t, path) || rep.Segments != lim.keepRotated+1 {
 				t.Fatalf("report %+v (checkpoint at %d)", rep, cp.next)
+			}
+			if rep.PruningCount == 0 || rep.PruningCount != len(rep.Prunings) {
+				t.Fatalf("prunings not reported: %+v", rep)
+			}
+			last := rep.Prunings[len(rep.Prunings)-1]
+			if last.LastSequence+1 != cp.next || len(last.SegmentIDs) != 1 || !strings.Contains(last.Reason, "retention") {
+				t.Fatalf("newest pruning %+v, checkpoint at %d", last, cp.next)
 			}
 			// The production limits accept this ledger too (fewer segments than kept).
 			mustVerify(t, path, verifyOpts(keys, signed, nil))

@@ -2,9 +2,11 @@ package audit
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -76,6 +78,63 @@ func TestEntriesMatchSchema(t *testing.T) {
 		}
 		if err := sch.Validate(decodeLine(t, []byte(bad))); err == nil {
 			t.Errorf("schema accepted %s", bad)
+		}
+	}
+}
+
+// Coalesced entries, unknown-tool entries and audit.pruned entries match
+// the schema too, and the schema holds them to their shape.
+func TestNewEntryKindsMatchSchema(t *testing.T) {
+	sch := entrySchema(t)
+	path := ledgerPath(t)
+	lim := smallLimits()
+	lim.window = time.Hour
+	l := openTest(t, path, testSigner(12), lim)
+	for i := 0; i < 200; i++ {
+		l.RecordCall(context.Background(), unknownCall(i))
+		if i%50 == 49 {
+			l.RecordCall(context.Background(), successCall(i))
+		}
+	}
+	for i := 0; i < 5; i++ {
+		l.RecordCall(context.Background(), invalidCall(i))
+	}
+	l.Close()
+	seen := map[string][]byte{}
+	for _, f := range ledgerFileNames(t, path) {
+		for _, line := range readLines(t, f) {
+			s := string(line)
+			switch {
+			case strings.Contains(s, `"event_type":"audit.pruned"`):
+				seen["pruned"] = line
+			case strings.Contains(s, `"count":`):
+				seen["coalesced"] = line
+			case strings.Contains(s, `"toolFingerprint":`):
+				seen["unknown"] = line
+			}
+			if err := sch.Validate(decodeLine(t, line)); err != nil {
+				t.Errorf("%s: %#v", line, err)
+			}
+		}
+	}
+	if len(seen) != 3 {
+		t.Fatalf("the ledger lacks a kind of entry: %v", seen)
+	}
+	for _, bad := range []struct{ kind, old, new string }{
+		{"pruned", `"pruned":{`, `"notpruned":{`},
+		{"pruned", `"segmentIds":["`, `"segmentIds":["x`},
+		{"coalesced", `"firstAt":`, `"firstAtX":`},
+		{"coalesced", `"count":`, `"count":-`},
+		{"unknown", `"toolFingerprint":"sha256:`, `"toolFingerprint":"md5:`},
+		{"unknown", `"event_type":"write_block"`, `"pruned":{"firstSequence":1,"lastSequence":1,"reason":"","segmentIds":["00000000-0000-4000-8000-000000000000"]},"event_type":"write_block"`},
+	} {
+		line := string(seen[bad.kind])
+		edited := strings.Replace(line, bad.old, bad.new, 1)
+		if edited == line {
+			t.Fatalf("replacement %q did not apply to %s", bad.old, line)
+		}
+		if err := sch.Validate(decodeLine(t, []byte(edited))); err == nil {
+			t.Errorf("schema accepted %s", edited)
 		}
 	}
 }

@@ -38,7 +38,24 @@ type Report struct {
 	// RetentionCheckpointUsed is true when the retained chain starts after
 	// pruned history, anchored by a retention checkpoint.
 	RetentionCheckpointUsed bool `json:"retention_checkpoint_used"`
+	// UnverifiedSignatures counts signed entries and checkpoints whose
+	// signatures were not checked because no public key was given; Verify
+	// then fails with ErrSignaturesUnchecked. Signed counts checked ones.
+	UnverifiedSignatures uint64 `json:"unverified_signatures"`
+	// PruningCount and Prunings are the audit.pruned entries of the
+	// retained chain (a pruning recorded twice, after a crash, once).
+	PruningCount int       `json:"pruning_count"`
+	Prunings     []Pruning `json:"prunings"`
+	// CoalescedEntries counts entries standing for several refused calls;
+	// CoalescedCalls is the sum of their counts.
+	CoalescedEntries uint64 `json:"coalesced_entries"`
+	CoalescedCalls   uint64 `json:"coalesced_calls"`
 }
+
+// ErrSignaturesUnchecked: the ledger is intact as far as hashes and the
+// chain can tell, but it holds signatures and no public key was given to
+// check them, so it is not verified.
+var ErrSignaturesUnchecked = errors.New("signatures not checked")
 
 // Verify checks a whole ledger — the rotated segments next to path, the
 // active file at path and the retention checkpoints — streaming one line at
@@ -52,6 +69,9 @@ func Verify(path string, opts VerifyOptions) (Report, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return Report{}, err
+	}
+	if opts.RequireSigned && len(opts.PublicKeys) == 0 {
+		return Report{}, errors.New("audit: RequireSigned needs at least one public key")
 	}
 	dir, base := splitPath(abs)
 	v := &verifier{lim: lim, dir: dir, keys: map[string]ed25519.PublicKey{}, require: opts.RequireSigned}
@@ -71,9 +91,6 @@ func Verify(path string, opts VerifyOptions) (Report, error) {
 	if lf.bad != "" {
 		return Report{}, integrity(lf.bad, 0, "file name does not follow the ledger's naming")
 	}
-	if len(lf.segments) > lim.keepRotated+1 {
-		return Report{}, integrity(base, 0, "%d rotated segments; retention keeps at most %d", len(lf.segments), lim.keepRotated+1)
-	}
 	if len(lf.checkpoints) > maxCheckpoints {
 		return Report{}, integrity(base, 0, "%d retention checkpoints; at most %d are allowed", len(lf.checkpoints), maxCheckpoints)
 	}
@@ -82,8 +99,12 @@ func Verify(path string, opts VerifyOptions) (Report, error) {
 		if err != nil {
 			return Report{}, integrity(cf.name, 0, "invalid retention checkpoint: %v", err)
 		}
-		signed, err := verifySignature(c.obj, v.keys, true)
-		if err != nil {
+		var signed bool
+		if len(v.keys) == 0 {
+			if signed = c.signed(); signed {
+				v.rep.UnverifiedSignatures++
+			}
+		} else if signed, err = verifySignature(c.obj, v.keys, true); err != nil {
 			return Report{}, integrity(cf.name, 0, "%v", err)
 		}
 		if !signed && v.require {
@@ -135,6 +156,13 @@ func Verify(path string, opts VerifyOptions) (Report, error) {
 	v.rep.Segments = len(lf.segments)
 	if active {
 		v.rep.Segments++
+	}
+	v.rep.PruningCount = len(v.rep.Prunings)
+	if v.rep.Prunings == nil {
+		v.rep.Prunings = []Pruning{}
+	}
+	if n := v.rep.UnverifiedSignatures; n > 0 {
+		return v.rep, fmt.Errorf("%w: %d signed entries or checkpoints and no public key to check them", ErrSignaturesUnchecked, n)
 	}
 	return v.rep, nil
 }
@@ -251,6 +279,9 @@ func (v *verifier) file(name string, seg *segmentFile, firstFile bool) error {
 			first = cf.sequence
 		}
 		last = cf.sequence
+		if err := v.content(o, cf); err != nil {
+			return integrity(name, n, "%v", err)
+		}
 		v.lastSeq, v.lastHash = cf.sequence, cf.entryHash
 		v.rep.Entries++
 		v.rep.Chained++
@@ -306,7 +337,41 @@ func (v *verifier) start(name string, n int, o Object, cf chainFields) error {
 	return nil
 }
 
+// content collects what the report says about an entry's meaning:
+// prunings and coalesced counts.
+func (v *verifier) content(o Object, cf chainFields) error {
+	if et, _ := stringField(o, "event_type"); et == EventPruned {
+		p, err := readPruning(o, cf.sequence)
+		if err != nil {
+			return err
+		}
+		for _, q := range v.rep.Prunings {
+			if q.FirstSequence == p.FirstSequence && q.LastSequence == p.LastSequence {
+				return nil // recorded again after an interrupted pruning
+			}
+		}
+		v.rep.Prunings = append(v.rep.Prunings, p)
+		return nil
+	}
+	if _, ok := o.Get("count"); ok {
+		n, err := uintField(o, "count")
+		if err != nil {
+			return err
+		}
+		v.rep.CoalescedEntries++
+		v.rep.CoalescedCalls += n
+	}
+	return nil
+}
+
 func (v *verifier) signature(o Object, chained bool, name string, n int) error {
+	if len(v.keys) == 0 {
+		if _, signed := o.Get("signature"); signed {
+			// Nothing to check it with: counted, and Verify fails at the end.
+			v.rep.UnverifiedSignatures++
+			return nil
+		}
+	}
 	signed, chk, err := prepareSignature(o, v.keys, chained)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -19,8 +20,9 @@ const (
 	OutcomeSuccess Outcome = "success"
 	// OutcomeError: a tool result with isError (the tool ran and failed).
 	OutcomeError Outcome = "error"
-	// OutcomeBlocked: a JSON-RPC error; the call never produced a result
-	// (unknown tool, invalid arguments, refused path, provider failure).
+	// OutcomeBlocked: the call was refused — a JSON-RPC error (unknown
+	// tool, invalid arguments, refused path, provider failure), or a
+	// refusal delivered as an isError result (see refusedResult).
 	OutcomeBlocked Outcome = "blocked"
 )
 
@@ -42,8 +44,12 @@ type CallRecord struct {
 	Outcome                   Outcome
 	// ErrorMessage is the JSON-RPC error message for blocked calls.
 	ErrorMessage string
-	Start        time.Time
-	Duration     time.Duration
+	// ErrorCode is the JSON-RPC error code for blocked calls (0 when the
+	// call was not blocked). Recorders key repeated refusals by it: unlike
+	// the message, it never carries text the client chose.
+	ErrorCode int64
+	Start     time.Time
+	Duration  time.Duration
 }
 
 // ScopeArguments are the arguments that name the repository a call
@@ -106,10 +112,30 @@ type Recorder interface {
 	RecordCall(ctx context.Context, rec CallRecord)
 }
 
+// refusedResult is a refusal the client receives as a tool result with
+// isError instead of a JSON-RPC error (the MCP specification asks for that
+// with input-validation failures on newer protocol versions). toolsCall
+// returns it as its error so that the recorder still sees a refused call,
+// coalesced like every other refusal, rather than a tool that ran;
+// recordCall unwraps it and hands the client the result.
+type refusedResult struct {
+	result  json.RawMessage
+	code    int64
+	message string
+}
+
+func (r *refusedResult) Error() string {
+	return fmt.Sprintf("%s (%d), delivered as a tool result", r.message, r.code)
+}
+
 // recordCall wraps toolsCall with the audit hook.
 func (s *Server) recordCall(ctx context.Context, g generation, p params) (json.RawMessage, error) {
 	start := time.Now()
 	res, isErr, err := s.toolsCall(ctx, g, p)
+	var refused *refusedResult
+	if errors.As(err, &refused) {
+		res, isErr, err = refused.result, true, nil
+	}
 	if s.opts.Recorder == nil {
 		return res, err
 	}
@@ -120,13 +146,15 @@ func (s *Server) recordCall(ctx context.Context, g generation, p params) (json.R
 		rec.scope = scopeArguments(rec.Arguments, t.Paths)
 	}
 	switch {
+	case refused != nil:
+		rec.Outcome, rec.ErrorMessage, rec.ErrorCode = OutcomeBlocked, refused.message, refused.code
 	case err != nil:
 		rec.Outcome = OutcomeBlocked
 		var re *rpcError
 		if errors.As(err, &re) {
-			rec.ErrorMessage = re.Message
+			rec.ErrorMessage, rec.ErrorCode = re.Message, re.Code
 		} else {
-			rec.ErrorMessage = "internal error"
+			rec.ErrorMessage, rec.ErrorCode = "internal error", codeInternal
 		}
 	case isErr:
 		rec.Outcome = OutcomeError
