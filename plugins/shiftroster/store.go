@@ -129,7 +129,8 @@ type Store struct {
 // transaction (see busySlice). Deliberately no _time_format:
 // glebarez/go-sqlite v1.21.2 stops parsing parameters after it, so
 // _txlock=immediate would be dropped silently and writers would take the
-// lock at their first write instead of at BEGIN (go-library-notes §4).
+// lock at their first write instead of at BEGIN (TestTimeFormatDropsTxlock
+// pins this down).
 // Open also verifies the lock mode at run time.
 func dsn(path string) string {
 	u := url.URL{Path: path}
