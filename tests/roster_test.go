@@ -20,36 +20,61 @@ func rosterEnv(t testing.TB, stateDir, workspace string) []string {
 	return env
 }
 
-// rosterCall runs a roster tool and returns its payload and the Markdown
-// text content (content[1]).
+// rosterCall runs a roster tool and returns its structuredContent and its
+// text. The roster tools keep the shift server's own result: the object is
+// the provider's (session fields, activeWorkers, workspace, statusUri,
+// notice, or an error object alone), never the FluxGit envelope, and the
+// only text item is the Markdown, with the coordination notice at most
+// once.
 func rosterCall(t testing.TB, s *server, id any, tool string, args map[string]any) (map[string]any, string) {
 	t.Helper()
 	r := s.call(id, "tools/call", map[string]any{"name": tool, "arguments": args})
-	payload := toolPayload(t, r)
+	if r.Error != nil {
+		t.Fatalf("%s: %s", tool, r.raw)
+	}
 	var res struct {
 		Content []struct {
+			Type string `json:"type"`
 			Text string `json:"text"`
 		} `json:"content"`
+		StructuredContent map[string]any `json:"structuredContent"`
+		IsError           bool           `json:"isError"`
 	}
 	if err := json.Unmarshal(r.Result, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Content) != 2 {
-		t.Fatalf("%s: want the payload and the Markdown text, got %d content items: %s", tool, len(res.Content), r.raw)
+	if len(res.Content) != 1 || res.Content[0].Type != "text" {
+		t.Fatalf("%s: want the Markdown as the only content item, got %d: %s", tool, len(res.Content), r.raw)
 	}
-	if payload["tool"] != tool || payload["readOnly"] != false || payload["source"] != "shift-roster" || payload["tier"] != "free" {
-		t.Fatalf("%s envelope: %v", tool, payload)
+	text := res.Content[0].Text
+	sc := res.StructuredContent
+	if sc == nil {
+		t.Fatalf("%s: no structuredContent: %s", tool, r.raw)
 	}
-	return payload, res.Content[1].Text
+	for _, k := range []string{"tool", "readOnly", "source", "tier", "data", "repoPath"} {
+		if _, ok := sc[k]; ok {
+			t.Fatalf("%s: structuredContent carries the envelope field %q: %v", tool, k, sc)
+		}
+	}
+	if _, isErr := sc["error"]; isErr != res.IsError || (isErr && len(sc) != 1) {
+		t.Fatalf("%s: isError %v with structuredContent %v", tool, res.IsError, sc)
+	}
+	if strings.HasPrefix(strings.TrimSpace(text), "{") {
+		t.Fatalf("%s: the text is JSON, not the Markdown:\n%s", tool, text)
+	}
+	if n := strings.Count(text, "## Coordination Protocol"); n > 1 {
+		t.Fatalf("%s: the coordination notice appears %d times:\n%s", tool, n, text)
+	}
+	return sc, text
 }
 
+// dataOf returns a successful result's object (failing on a tool error).
 func dataOf(t testing.TB, payload map[string]any) map[string]any {
 	t.Helper()
-	d, ok := payload["data"].(map[string]any)
-	if !ok {
-		t.Fatalf("no data: %v", payload)
+	if _, ok := payload["error"]; ok {
+		t.Fatalf("tool error: %v", payload)
 	}
-	return d
+	return payload
 }
 
 func workerIDs(d map[string]any) []string {
@@ -103,6 +128,10 @@ func TestRosterSharedBetweenProcesses(t *testing.T) {
 	}
 	if !strings.Contains(textA, "## Your Session") || !strings.HasSuffix(strings.TrimSpace(textA), "No other agents are currently active.") {
 		t.Fatalf("solo check-in text:\n%s", textA)
+	}
+	// The notice is in the object and ends the text, once.
+	if notice, _ := da["notice"].(string); notice == "" || !strings.HasSuffix(textA, notice+"\n") || strings.Count(textA, notice) != 1 {
+		t.Fatalf("notice %q is not the end of the text exactly once:\n%s", da["notice"], textA)
 	}
 
 	pb, textB := rosterCall(t, b, 1, "shift_check_in", map[string]any{"gist": "Checkout | rename", "workspace": ""})

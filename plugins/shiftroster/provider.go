@@ -414,8 +414,8 @@ func (p *Provider) publish(ws string) {
 func unknownWorker(e *UnknownWorkerError) *sdk.Result {
 	d := &UnknownWorkerData{
 		Reason: ReasonUnknownWorker, WorkerID: e.WorkerID, Workspace: e.Workspace,
-		StatusURI:     QualifiedStatusURI(e.Workspace),
-		Recovery: Recovery{Hint: "Omit workerId to start a new session, or reuse an ID from the active workers table (it may have been checked out, or belong to another workspace)."},
+		StatusURI: QualifiedStatusURI(e.Workspace),
+		Recovery:  Recovery{Hint: "Omit workerId to start a new session, or reuse an ID from the active workers table (it may have been checked out, or belong to another workspace)."},
 	}
 	l := ListRows(e.Workers, e.Totals)
 	d.ActiveWorkers, d.OmittedWorkers, d.OmittedFiles = l.Rows, l.OmittedWorkers, l.OmittedFiles
