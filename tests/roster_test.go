@@ -1,13 +1,17 @@
 package tests
 
 import (
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	_ "github.com/glebarez/go-sqlite" // registers the "sqlite" driver the roster uses
 )
 
 // rosterEnv is the environment of a fluxgit sharing the roster in
@@ -28,7 +32,13 @@ func rosterEnv(t testing.TB, stateDir, workspace string) []string {
 // once.
 func rosterCall(t testing.TB, s *server, id any, tool string, args map[string]any) (map[string]any, string) {
 	t.Helper()
-	r := s.call(id, "tools/call", map[string]any{"name": tool, "arguments": args})
+	return rosterCallResult(t, tool, s.call(id, "tools/call", map[string]any{"name": tool, "arguments": args}))
+}
+
+// rosterCallResult checks and splits the reply of a roster tools/call (see
+// rosterCall).
+func rosterCallResult(t testing.TB, tool string, r response) (map[string]any, string) {
+	t.Helper()
 	if r.Error != nil {
 		t.Fatalf("%s: %s", tool, r.raw)
 	}
@@ -330,4 +340,185 @@ func TestRosterSubscriptions(t *testing.T) {
 		t.Fatalf("no-op check-out notified: %d %d", l, m)
 	}
 	s.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": "listen-1"}})
+}
+
+// worstFiles is the most expensive files list the inputSchema allows:
+// 100 entries of 1024 characters, almost all control characters, which
+// JSON spells as 6 bytes each.
+func worstFiles(tag string) []string {
+	files := make([]string, 100)
+	for i := range files {
+		p := fmt.Sprintf("%s-%03d", tag, i)
+		files[i] = p + strings.Repeat("\x01", 1024-len(p))
+	}
+	return files
+}
+
+// rosterRefusal reports whether a tools/call was refused for its
+// arguments, as -32602 or as an isError result, and the text saying why.
+func rosterRefusal(t testing.TB, r response) (bool, string) {
+	t.Helper()
+	if r.Error != nil {
+		return r.Error.Code == -32602, r.raw
+	}
+	var res struct {
+		IsError bool `json:"isError"`
+	}
+	_ = json.Unmarshal(r.Result, &res)
+	return res.IsError, r.raw
+}
+
+// One agent cannot make a workspace unanswerable: rows are bounded when
+// written (the old limits, a 4000-character gist and 500 files of 4096
+// characters, are refused), rows an older version stored bigger are read
+// back clipped, and every reply lists only what fits, counting what it left
+// out. Three processes fill one workspace with the worst rows allowed;
+// check-in, check-out and shift://status keep answering from each of them,
+// every reply under the 8 MiB frame, with omittedWorkers and omittedFiles
+// exactly what the table leaves out.
+func TestRosterWorstRowsStillAnswer(t *testing.T) {
+	state := t.TempDir()
+	servers := []*server{
+		startServer(t, rosterEnv(t, state, "crowd")),
+		startServer(t, rosterEnv(t, state, "crowd")),
+		startServer(t, rosterEnv(t, state, "crowd")),
+	}
+	for _, s := range servers {
+		initialize(t, s)
+	}
+	const frameLimit = 8 << 20
+	files := map[string]int{} // expected roster: worker id -> declared files
+	totalFiles := func() (n int) {
+		for _, f := range files {
+			n += f
+		}
+		return n
+	}
+	// checkListing verifies a result's or resource's counts against the
+	// expected roster.
+	checkListing := func(what string, d map[string]any, text string) {
+		t.Helper()
+		rows, _ := d["activeWorkers"].([]any)
+		listedFiles := 0
+		for _, r := range rows {
+			fs, _ := r.(map[string]any)["files"].([]any)
+			listedFiles += len(fs)
+		}
+		ow, _ := d["omittedWorkers"].(float64)
+		of, _ := d["omittedFiles"].(float64)
+		if len(rows)+int(ow) != len(files) || listedFiles+int(of) != totalFiles() {
+			t.Fatalf("%s: %d rows listed + %v omitted, %d files listed + %v omitted; the roster has %d workers and %d files",
+				what, len(rows), ow, listedFiles, of, len(files), totalFiles())
+		}
+		if text != "" && ow+of > 0 && !strings.Contains(text, fmt.Sprintf("Not shown: %d more ", int(ow))) {
+			t.Fatalf("%s: the table does not say what it left out:\n%.3000s", what, text)
+		}
+	}
+	largest := 0
+	defer func() { t.Logf("largest reply: %d bytes", largest) }()
+	call := func(s *server, id int, tool string, args map[string]any) (map[string]any, string) {
+		t.Helper()
+		start := time.Now()
+		r := s.call(id, "tools/call", map[string]any{"name": tool, "arguments": args})
+		t.Logf("%s: %d bytes in %v", tool, len(r.raw), time.Since(start).Round(time.Millisecond))
+		largest = max(largest, len(r.raw))
+		if len(r.raw) >= frameLimit {
+			t.Fatalf("%s reply is %d bytes", tool, len(r.raw))
+		}
+		return rosterCallResult(t, tool, r)
+	}
+
+	// Control: the limits that allowed the 12 MB reply are refused now,
+	// with the reason in the text the model receives.
+	for i, args := range []map[string]any{
+		{"gist": strings.Repeat("g", 4000)},
+		{"gist": "g", "files": make([]string, 500)},
+		{"gist": "g", "files": []string{strings.Repeat("f", 4096)}},
+	} {
+		if args["files"] != nil {
+			if fs := args["files"].([]string); fs[0] == "" {
+				for j := range fs {
+					fs[j] = fmt.Sprint(j)
+				}
+			}
+		}
+		r := servers[0].call(100+i, "tools/call", map[string]any{"name": "shift_check_in", "arguments": args})
+		refused, raw := rosterRefusal(t, r)
+		if !refused || !(strings.Contains(raw, "1000") || strings.Contains(raw, "100") || strings.Contains(raw, "1024")) {
+			t.Fatalf("old-limit check-in %d was not refused with its bound: %.500s", i, raw)
+		}
+	}
+
+	first, _ := call(servers[0], 1, "shift_check_in", map[string]any{"gist": "first", "files": []string{"a.go"}})
+	files[first["workerId"].(string)] = 1
+
+	// A row an older version (or another program) stored at the old
+	// limits, oldest of all, so every listing starts with it.
+	db, err := sql.Open("sqlite", filepath.Join(state, "roster.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldFiles := make([]string, 500)
+	for i := range oldFiles {
+		oldFiles[i] = fmt.Sprintf("%03d", i) + strings.Repeat("x", 4093)
+	}
+	oldJSON, _ := json.Marshal(oldFiles)
+	if _, err := db.Exec(`INSERT INTO workers (worker_id, workspace, gist, files, checked_in_at, updated_at) VALUES ('OLD001', 'crowd', ?, ?, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`,
+		strings.Repeat("y", 4000), string(oldJSON)); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	files["OLD001"] = 500
+
+	// Every process adds two worst rows.
+	var worst []string
+	id := 10
+	for p, s := range servers {
+		for k := range 2 {
+			id++
+			d, text := call(s, id, "shift_check_in", map[string]any{"gist": strings.Repeat("\x01", 1000), "files": worstFiles(fmt.Sprintf("p%dk%d", p, k))})
+			files[d["workerId"].(string)] = 100
+			worst = append(worst, d["workerId"].(string))
+			checkListing(fmt.Sprintf("worst check-in %d/%d", p, k), d, text)
+		}
+	}
+	if len(files) != 8 {
+		t.Fatalf("roster %v", files)
+	}
+
+	// Now every process still answers all three ways.
+	for p, s := range servers {
+		id += 10
+		d, text := call(s, id, "shift_check_in", map[string]any{"gist": fmt.Sprintf("late %d", p), "files": []string{"x.go", "y.go"}})
+		files[d["workerId"].(string)] = 2
+		checkListing(fmt.Sprintf("late check-in %d", p), d, text)
+		rows, _ := d["activeWorkers"].([]any)
+		if old := rows[0].(map[string]any); old["workerId"] != "OLD001" || old["clipped"] != true || len(old["files"].([]any)) != 100 || len(old["gist"].(string)) != 1000 {
+			t.Fatalf("the old row is not listed first, clipped: %.300v", old)
+		}
+
+		out, outText := call(s, id+1, "shift_check_out", map[string]any{"workerId": worst[p]})
+		if out["removed"] != true {
+			t.Fatalf("check-out of %s: %v", worst[p], out)
+		}
+		delete(files, worst[p])
+		checkListing(fmt.Sprintf("check-out %d", p), out, outText)
+
+		r := readResource(t, s, id+2, map[string]any{"uri": "shift://status"})
+		if len(r.raw) >= frameLimit {
+			t.Fatalf("status reply is %d bytes", len(r.raw))
+		}
+		status := resourceText(t, r)
+		if !strings.Contains(status, fmt.Sprintf("## Active Workers (%d)", len(files))) || !strings.Contains(status, "Not shown: ") || !strings.Contains(status, "(shortened") {
+			t.Fatalf("status of process %d:\n%.2000s", p, status)
+		}
+
+		// unknown_worker carries a bounded roster too.
+		e, eText := call(s, id+3, "shift_check_in", map[string]any{"gist": "resume", "workerId": worst[p]})
+		ed, _ := e["error"].(map[string]any)["data"].(map[string]any)
+		if ed["reason"] != "unknown_worker" || !strings.Contains(eText, "(reason unknown_worker)") {
+			t.Fatalf("unknown worker: %.500v", e)
+		}
+		checkListing(fmt.Sprintf("unknown worker %d", p), ed, eText)
+	}
 }
