@@ -69,7 +69,7 @@ const (
 	CodeStoreBusy         = 10021 // store_busy
 	CodeStoreCorrupt      = 10022 // store_corrupt
 	CodeStoreReadOnly     = 10023 // store_readonly
-	CodeStoreUnavailable  = 10024 // store_unavailable
+	CodeStoreUnavailable  = 10024 // store_unavailable, state_dir_unsafe
 	CodeStoreIncompatible = 10025 // store_incompatible
 )
 
@@ -454,6 +454,9 @@ func describeStoreError(se *StoreError) (code int, message, hint string) {
 	case ReasonIncompatible:
 		return CodeStoreIncompatible, "Roster store written by a newer fluxgit",
 			"Upgrade fluxgit, or set " + EnvStateDir + " to another directory."
+	case ReasonUnsafe:
+		return CodeStoreUnavailable, "Roster state directory unsafe: " + fmt.Sprint(se.Err),
+			se.fix + " Or set " + EnvStateDir + " to a private directory of your own (a missing one is created with mode 0700)."
 	}
 	return CodeStoreUnavailable, "Roster store unavailable",
 		"Set " + EnvStateDir + " to a writable directory on a local file system that supports SQLite locking, then retry."

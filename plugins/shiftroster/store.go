@@ -22,6 +22,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/fluxgit/fluxgit/internal/privdir"
 )
 
 // DefaultBudget is how long one open, or one mutation, may wait for the
@@ -93,6 +95,10 @@ const (
 	ReasonReadOnly     = "store_readonly"
 	ReasonUnavailable  = "store_unavailable"
 	ReasonIncompatible = "store_incompatible"
+	// ReasonUnsafe: the state directory (or the database in it) could be
+	// read or replaced by someone else: a symbolic link on the way, group
+	// or world permissions, or another owner.
+	ReasonUnsafe = "state_dir_unsafe"
 )
 
 // StoreError is a roster store failure with the reason an agent (or its
@@ -103,6 +109,8 @@ type StoreError struct {
 	Dir    string // state directory
 	Path   string // database file
 	Err    error
+	// fix, when set, is how to repair the state directory.
+	fix string
 }
 
 func (e *StoreError) Error() string {
@@ -208,21 +216,24 @@ func (s *Store) prepareFiles() error {
 	fail := func(reason string, err error) error {
 		return &StoreError{Reason: reason, Op: "open", Dir: s.dir, Path: s.path, Err: err}
 	}
-	st, err := os.Stat(s.dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(s.dir, 0o700); err != nil {
-			return fail(fsReason(err), fmt.Errorf("cannot create the state directory: %w", err))
+	// The directory is checked like the audit ledger's: reached without
+	// symbolic links and ours. Others may read it (the database itself is
+	// 0600) but never write it, or they could swap the roster under us.
+	if err := privdir.Check(s.dir, privdir.Options{Label: "roster state directory", Create: true, Forbidden: 0o022}); err != nil {
+		var pe *privdir.Error
+		if errors.As(err, &pe) {
+			reason := ReasonUnsafe
+			if pe.Problem == privdir.NotDirectory {
+				reason = ReasonUnavailable
+			}
+			return &StoreError{Reason: reason, Op: "open", Dir: s.dir, Path: s.path, Err: err, fix: pe.Fix()}
 		}
-	case err != nil:
-		return fail(fsReason(err), err)
-	case !st.IsDir():
-		return fail(ReasonUnavailable, fmt.Errorf("state directory %s is not a directory", s.dir))
+		return fail(fsReason(err), fmt.Errorf("cannot create the state directory: %w", err))
 	}
 	if err := writable(s.dir); err != nil {
 		return fail(fsReason(err), fmt.Errorf("state directory is not writable (SQLite needs to create its -wal and -shm files there): %w", err))
 	}
-	st, err = os.Stat(s.path)
+	st, err := os.Lstat(s.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
@@ -234,9 +245,17 @@ func (s *Store) prepareFiles() error {
 		}
 	case err != nil:
 		return fail(fsReason(err), err)
+	case st.Mode()&fs.ModeSymlink != 0:
+		return &StoreError{Reason: ReasonUnsafe, Op: "open", Dir: s.dir, Path: s.path,
+			Err: fmt.Errorf("%s is a symbolic link; the roster database is never reached through links", s.path),
+			fix: "Replace the link " + s.path + " with the database file itself, or move it aside to start an empty roster."}
 	case !st.Mode().IsRegular():
 		return fail(ReasonUnavailable, fmt.Errorf("%s is not a regular file", s.path))
 	default:
+		if err := ownedByMe(st); err != nil {
+			return &StoreError{Reason: ReasonUnsafe, Op: "open", Dir: s.dir, Path: s.path, Err: fmt.Errorf("%s: %w", s.path, err),
+				fix: "Move " + s.path + " aside (the next call starts an empty roster), or use a state directory of your own."}
+		}
 		if err := writable(s.path); err != nil {
 			return fail(fsReason(err), fmt.Errorf("database file is not writable: %w", err))
 		}
