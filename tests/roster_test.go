@@ -522,3 +522,86 @@ func TestRosterWorstRowsStillAnswer(t *testing.T) {
 		checkListing(fmt.Sprintf("unknown worker %d", p), ed, eText)
 	}
 }
+
+// A symlinked or world-writable SHIFT_STATE_DIR is refused through the
+// real binary with 10024 state_dir_unsafe, a fix in the text the model
+// receives, and nothing written through the link; a private directory
+// (the control) works.
+func TestRosterUnsafeStateDir(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(base, "target")
+	if err := os.Mkdir(target, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(base, "open")
+	if err := os.Mkdir(open, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, dir, fix string }{
+		{"symlink", link, "real path"},
+		{"world-writable", open, "chmod go-w " + open},
+		{"control", filepath.Join(base, "private"), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startServer(t, rosterEnv(t, c.dir, "w"))
+			initialize(t, s)
+			p, text := rosterCall(t, s, 1, "shift_check_in", map[string]any{"gist": "g"})
+			if c.fix == "" {
+				dataOf(t, p)
+				return
+			}
+			e, _ := p["error"].(map[string]any)
+			ed, _ := e["data"].(map[string]any)
+			if e == nil || e["code"] != float64(10024) || ed["reason"] != "state_dir_unsafe" || !strings.Contains(text, c.fix) || !strings.Contains(text, "SHIFT_STATE_DIR") {
+				t.Fatalf("unsafe state dir: %v\n%s", p, text)
+			}
+		})
+	}
+	if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		t.Fatalf("the link's target holds %d entries after the refused check-in", len(entries))
+	}
+}
+
+// Clients before structured content get the Markdown alone: no JSON text
+// item, and a tool error still flagged isError with its reason in the text.
+func TestRosterLegacyClientGetsMarkdown(t *testing.T) {
+	s := startServer(t, rosterEnv(t, t.TempDir(), "legacy"))
+	if r := s.call(0, "initialize", map[string]any{"protocolVersion": "2025-03-26", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "old", "version": "1"}}); r.Error != nil {
+		t.Fatal(r.raw)
+	}
+	for i, c := range []struct {
+		args    map[string]any
+		isError bool
+		has     string
+	}{
+		{map[string]any{"gist": "g"}, false, "## Coordination Protocol"},
+		{map[string]any{"gist": "g", "workerId": "ZZZZZZ"}, true, "(reason unknown_worker)"},
+	} {
+		r := s.call(i+1, "tools/call", map[string]any{"name": "shift_check_in", "arguments": c.args})
+		var res struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			StructuredContent json.RawMessage `json:"structuredContent"`
+			IsError           bool            `json:"isError"`
+		}
+		if err := json.Unmarshal(r.Result, &res); err != nil || r.Error != nil {
+			t.Fatalf("%s", r.raw)
+		}
+		if len(res.Content) != 1 || res.StructuredContent != nil || res.IsError != c.isError ||
+			!strings.Contains(res.Content[0].Text, c.has) || strings.HasPrefix(res.Content[0].Text, "{") {
+			t.Fatalf("legacy result %d: %s", i, r.raw)
+		}
+	}
+}
