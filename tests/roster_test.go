@@ -15,7 +15,9 @@ import (
 )
 
 // rosterEnv is the environment of a fluxgit sharing the roster in
-// stateDir; workspace, when set, is SHIFT_WORKSPACE.
+// stateDir; workspace, when set, is SHIFT_WORKSPACE. stateDir must be
+// reached without symbolic links (canonicalTempDir: macOS puts temporary
+// directories under the /var link), or the roster refuses it.
 func rosterEnv(t testing.TB, stateDir, workspace string) []string {
 	env := append(baseEnv(t), "SHIFT_STATE_DIR="+stateDir)
 	if workspace != "" {
@@ -124,7 +126,7 @@ func resourceText(t testing.TB, r response) string {
 // Two separate fluxgit processes sharing a state directory see each
 // other's check-ins and check-outs at once.
 func TestRosterSharedBetweenProcesses(t *testing.T) {
-	state := t.TempDir()
+	state := canonicalTempDir(t)
 	a := startServer(t, rosterEnv(t, state, "team-app"))
 	b := startServer(t, rosterEnv(t, state, "team-app"))
 	initialize(t, a)
@@ -186,7 +188,7 @@ func TestRosterSharedBetweenProcesses(t *testing.T) {
 // resources/list, resources/templates/list and resources/read of the
 // roster in both protocol generations.
 func TestRosterResourcesBothGenerations(t *testing.T) {
-	state := t.TempDir()
+	state := canonicalTempDir(t)
 	s := startServer(t, rosterEnv(t, state, "/srv/app"))
 	initialize(t, s)
 	if r := s.call(1, "resources/list", nil); !strings.Contains(string(r.Result), `"uri":"shift://status"`) {
@@ -260,7 +262,7 @@ func TestRosterDefaultWorkspaceFromStartDirectory(t *testing.T) {
 			want = top
 		}
 	}
-	s := startServer(t, rosterEnv(t, t.TempDir(), ""))
+	s := startServer(t, rosterEnv(t, canonicalTempDir(t), ""))
 	initialize(t, s)
 	p, _ := rosterCall(t, s, 1, "shift_check_in", map[string]any{"gist": "where am I"})
 	if got := dataOf(t, p)["workspace"]; got != want {
@@ -271,7 +273,7 @@ func TestRosterDefaultWorkspaceFromStartDirectory(t *testing.T) {
 // A corrupt roster is an explicit tool error in the envelope, never an
 // in-memory fallback.
 func TestRosterCorruptStore(t *testing.T) {
-	state := t.TempDir()
+	state := canonicalTempDir(t)
 	if err := os.WriteFile(filepath.Join(state, "roster.sqlite"), []byte(strings.Repeat("garbage ", 1000)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +296,7 @@ func TestRosterCorruptStore(t *testing.T) {
 // Subscriptions to the roster in both generations: one update per real
 // change, none for a no-op check-in or check-out.
 func TestRosterSubscriptions(t *testing.T) {
-	state := t.TempDir()
+	state := canonicalTempDir(t)
 	s := startServer(t, rosterEnv(t, state, "sub-ws"))
 	initialize(t, s)
 	const qualified = "shift://status?workspace=sub-ws"
@@ -377,7 +379,7 @@ func rosterRefusal(t testing.TB, r response) (bool, string) {
 // every reply under the 8 MiB frame, with omittedWorkers and omittedFiles
 // exactly what the table leaves out.
 func TestRosterWorstRowsStillAnswer(t *testing.T) {
-	state := t.TempDir()
+	state := canonicalTempDir(t)
 	servers := []*server{
 		startServer(t, rosterEnv(t, state, "crowd")),
 		startServer(t, rosterEnv(t, state, "crowd")),
@@ -575,7 +577,7 @@ func TestRosterUnsafeStateDir(t *testing.T) {
 // Clients before structured content get the Markdown alone: no JSON text
 // item, and a tool error still flagged isError with its reason in the text.
 func TestRosterLegacyClientGetsMarkdown(t *testing.T) {
-	s := startServer(t, rosterEnv(t, t.TempDir(), "legacy"))
+	s := startServer(t, rosterEnv(t, canonicalTempDir(t), "legacy"))
 	if r := s.call(0, "initialize", map[string]any{"protocolVersion": "2025-03-26", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "old", "version": "1"}}); r.Error != nil {
 		t.Fatal(r.raw)
