@@ -92,7 +92,7 @@ func RosterTable(rows []Row, self string) string {
 func tableRow(r Row, self string) string {
 	id := EscapeCell(r.WorkerID)
 	if self != "" && r.WorkerID == self {
-		id += " (you)"
+		id += youMark
 	}
 	gist := EscapeCell(r.Gist)
 	if r.Clipped {
@@ -100,6 +100,9 @@ func tableRow(r Row, self string) string {
 	}
 	return fmt.Sprintf("| %s | %s | %s | %s | %s |\n", id, EscapeCell(r.CheckedInAt), EscapeCell(r.UpdatedAt), gist, filesCell(r.Files))
 }
+
+// youMark follows the caller's own worker id in the table.
+const youMark = " (you)"
 
 // clippedMark ends the gist cell of a row stored beyond today's bounds.
 const clippedMark = "(shortened: stored beyond today's limits)"
@@ -127,12 +130,13 @@ func ListRows(rows []Row, totals Totals) Listing {
 			break
 		}
 		j, _ := json.Marshal(r)
-		t, _ := json.Marshal(tableRow(r, "XXXXXX"))
-		if len(l.Rows) > 0 && (jsonBytes+len(j) > MaxListedBytes || textBytes+len(t) > MaxListedBytes) {
+		t, _ := json.Marshal(tableRow(r, ""))
+		tn := len(t) + len(youMark) // whoever reads it may be this row's worker
+		if len(l.Rows) > 0 && (jsonBytes+len(j) > MaxListedBytes || textBytes+tn > MaxListedBytes) {
 			break
 		}
 		jsonBytes += len(j)
-		textBytes += len(t)
+		textBytes += tn
 		files += len(r.Files)
 		l.Rows = append(l.Rows, r)
 	}
