@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/fluxgit/fluxgit/schemas"
 )
 
 // worstRow is the most expensive row the inputSchema allows: every
@@ -173,5 +175,43 @@ func TestOversizedStoredRowIsClipped(t *testing.T) {
 	}
 	if _, totals, _ = s.Snapshot(ctx, "w"); totals.Files != 500+MaxFiles+1 {
 		t.Fatalf("after the rewrite the store holds %d files", totals.Files)
+	}
+}
+
+// The row bounds are stated three times: the constants here, the
+// inputSchema of shift_check_in and schemas/roster-row.schema.json. They
+// must agree, or the model is told one limit and held to another.
+func TestBoundsMatchSchemas(t *testing.T) {
+	loadSchemas(t)
+	tool, _ := catalogVal.Tool(ToolCheckIn)
+	var in struct {
+		Properties struct {
+			Gist  struct{ MaxLength int }
+			Files struct {
+				MaxItems int
+				Items    struct{ MaxLength int }
+			}
+		}
+	}
+	if err := json.Unmarshal(tool.InputSchema, &in); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := schemas.FS.ReadFile("roster-row.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := in
+	row.Properties.Gist.MaxLength, row.Properties.Files.MaxItems, row.Properties.Files.Items.MaxLength = 0, 0, 0
+	if err := json.Unmarshal(raw, &row); err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string][3]int{
+		"gist maxLength":    {in.Properties.Gist.MaxLength, row.Properties.Gist.MaxLength, MaxGistLen},
+		"files maxItems":    {in.Properties.Files.MaxItems, row.Properties.Files.MaxItems, MaxFiles},
+		"files[] maxLength": {in.Properties.Files.Items.MaxLength, row.Properties.Files.Items.MaxLength, MaxFileLen},
+	} {
+		if got[0] != got[2] || got[1] != got[2] {
+			t.Errorf("%s: inputSchema %d, roster-row.schema.json %d, constant %d", name, got[0], got[1], got[2])
+		}
 	}
 }
