@@ -61,7 +61,7 @@ func baseEnv(t testing.TB) []string {
 		env = append(env, kv)
 	}
 	// Private state: no test may touch the user's run directory or roster.
-	return append(env, "FLUXGIT_RUN_DIR="+t.TempDir(), "SHIFT_STATE_DIR="+t.TempDir())
+	return append(env, "FLUXGIT_RUN_DIR="+t.TempDir(), "SHIFT_STATE_DIR="+canonicalTempDir(t))
 }
 
 // server is one running fluxgit process.

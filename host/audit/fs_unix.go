@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fluxgit/fluxgit/internal/privdir"
 )
 
 // fileID identifies a file independently of its name.
@@ -86,54 +86,10 @@ func checkOpened(f *os.File, path string) (fileInfo, error) {
 func ensureDir(dir string) error { return checkDir(dir, true) }
 
 // checkDir is ensureDir without creating anything: a missing directory is
-// fine (the first append creates it).
+// fine (the first append creates it). The check is shared with the shift
+// roster's state directory (internal/privdir).
 func checkDir(dir string, create bool) error {
-	if !filepath.IsAbs(dir) {
-		return fmt.Errorf("audit directory %s is not absolute", dir)
-	}
-	// Walk from the root so every component is checked and created in turn.
-	parts := strings.Split(strings.TrimPrefix(filepath.Clean(dir), string(filepath.Separator)), string(filepath.Separator))
-	cur := string(filepath.Separator)
-	for _, p := range parts {
-		if p == "" {
-			continue
-		}
-		cur = filepath.Join(cur, p)
-		fi, err := os.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) && !create {
-			return nil
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			if err := os.Mkdir(cur, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("create audit directory: %w", err)
-			}
-			if err := os.Chmod(cur, 0o700); err != nil {
-				return err
-			}
-			if fi, err = os.Lstat(cur); err != nil {
-				return err
-			}
-		} else if err != nil {
-			return err
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("%s is a symbolic link; the audit ledger never follows links", cur)
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("%s is not a directory", cur)
-		}
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("audit directory %s is group/world accessible (mode %04o); it must be 0700", dir, fi.Mode().Perm())
-	}
-	if info, ok := statInfo(fi); ok && info.uid != uint32(os.Geteuid()) {
-		return fmt.Errorf("audit directory %s is owned by uid %d, not by this user", dir, info.uid)
-	}
-	return nil
+	return privdir.Check(dir, privdir.Options{Label: "audit directory", Create: create, Forbidden: 0o077})
 }
 
 // syncDir makes renames, creations and removals in dir durable.

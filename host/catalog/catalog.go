@@ -58,9 +58,29 @@ type Tool struct {
 	// as served, no longer carries): the host canonicalises and confines
 	// each of them before dispatch.
 	Paths []PathArg `json:",omitempty"`
+	// Result is the spec's result field: ResultPlain, or empty for the
+	// default ResultEnvelope (omitted from the bundle so envelope tools
+	// need no entry).
+	Result string `json:",omitempty"`
 
 	in, out lazySchema
 }
+
+// Result shapes a tool spec can ask for.
+const (
+	// ResultEnvelope (the default) wraps the provider's data or error in
+	// the FluxGit envelope (tool, readOnly, source, data | error) and
+	// sends that envelope as structuredContent and as the first text item.
+	ResultEnvelope = "envelope"
+	// ResultPlain sends the provider's data itself as structuredContent
+	// (an error as {"error": {code, message, data}}) and the provider's
+	// text alone as the text content, for tools that keep the result
+	// shape of the server they reimplement.
+	ResultPlain = "plain"
+)
+
+// Plain reports whether the tool's results skip the envelope.
+func (t *Tool) Plain() bool { return t.Result == ResultPlain }
 
 // Resource is one resource (URI set) or resource template (URITemplate set).
 type Resource struct {
@@ -319,6 +339,9 @@ func buildTool(file string, doc *object, in *inliner) (t *Tool, inErr, outErr er
 		Provider:    doc.str("provider"),
 		Tier:        doc.str("tier"),
 		File:        file,
+	}
+	if doc.str("result") == ResultPlain {
+		t.Result = ResultPlain
 	}
 	if n, ok := intValue(doc.vals["order"]); ok {
 		t.Order = n

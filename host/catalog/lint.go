@@ -51,6 +51,10 @@ const (
 	// RuleStringBounds: a string in an inputSchema has no maxLength, or a
 	// required string property allows the empty string (minLength < 1).
 	RuleStringBounds = "string-bounds"
+	// RuleResultShape: a tool with result: plain declares the envelope
+	// fields tool or readOnly in its outputSchema, or does not declare the
+	// error object its tool errors are sent as.
+	RuleResultShape = "result-shape"
 	// RuleExampleInvalid: an example's arguments fail the inputSchema or its
 	// payload fails the outputSchema.
 	RuleExampleInvalid = "example-invalid"
@@ -204,6 +208,9 @@ func (l *linter) tool(file string, doc *object) {
 			l.add(file, RulePathMark, "outputSchema: %s marks arguments only; remove it from %s",
 				PathKeyword, strings.Replace(args[0].String(), "arguments", "payload", 1))
 		}
+		if doc.str("result") == ResultPlain {
+			l.plainShape(file, out)
+		}
 	}
 	l.examples(file, doc, t, input != nil, output != nil)
 }
@@ -243,6 +250,22 @@ func (l *linter) examples(file string, doc *object, t *Tool, inputOK, outputOK b
 				l.add(file, RuleExampleInvalid, "%s: %v", label, err)
 			}
 		}
+	}
+}
+
+// plainShape checks the outputSchema of a result: plain tool: the host
+// sends the provider's object as is, so envelope fields there would
+// promise data that never arrives, and tool errors arrive as an error
+// property the schema must describe.
+func (l *linter) plainShape(file string, out *object) {
+	props := out.obj("properties")
+	for _, k := range []string{"tool", "readOnly"} {
+		if _, ok := props.get(k); ok {
+			l.add(file, RuleResultShape, "outputSchema declares the envelope field %s, but result: plain results carry no envelope", k)
+		}
+	}
+	if _, ok := props.get("error"); !ok {
+		l.add(file, RuleResultShape, "outputSchema must declare the error property: tool errors of a result: plain tool are sent as {\"error\": {code, message, data}}")
 	}
 }
 

@@ -20,10 +20,21 @@ func mutate(t *testing.T, pairs ...string) []byte {
 	return []byte(s)
 }
 
+// plainPairs turn baseTool into a clean result: plain tool: no envelope
+// fields, an error property, a payload that is the provider's object.
+var plainPairs = []string{
+	"tier: free", "tier: free\nresult: plain",
+	"  required: [tool, readOnly]\n", "",
+	"    tool:\n      const: demo.echo\n      description: tool name\n    readOnly:\n      const: true\n      description: always true\n", "    error:\n      type: object\n      description: the failure\n",
+	"payload: {tool: demo.echo, readOnly: true, data: {echo: hi}}", "payload: {data: {echo: hi}}",
+}
+
 func TestLintBaseFixtureIsClean(t *testing.T) {
-	fsys := fstest.MapFS{"tools/demo.echo.yaml": {Data: []byte(baseTool)}}
-	for _, f := range Lint(fsys, knownProviders) {
-		t.Errorf("%s", f)
+	for name, src := range map[string][]byte{"envelope": []byte(baseTool), "plain": mutate(t, plainPairs...)} {
+		fsys := fstest.MapFS{"tools/demo.echo.yaml": {Data: src}}
+		for _, f := range Lint(fsys, knownProviders) {
+			t.Errorf("%s: %s", name, f)
+		}
 	}
 }
 
@@ -127,6 +138,15 @@ func TestLintRules(t *testing.T) {
 		{"example-invalid arguments", func(t *testing.T) fstest.MapFS {
 			return tool(mutate(t, "count: 2}", "count: 20}"))
 		}, RuleExampleInvalid, file, "examples[0] (basic): arguments.count must be <= 10"},
+		{"metaschema result", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "tier: free", "tier: free\nresult: bare"))
+		}, RuleMetaschema, file, "result must be one of"},
+		{"result-shape envelope field", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, append(plainPairs, "    error:\n", "    readOnly: {const: true, description: always true}\n    error:\n")...))
+		}, RuleResultShape, file, "declares the envelope field readOnly"},
+		{"result-shape no error", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, append(plainPairs, "    error:\n      type: object\n      description: the failure\n", "")...))
+		}, RuleResultShape, file, "must declare the error property"},
 		{"example-invalid payload", func(t *testing.T) fstest.MapFS {
 			return tool(mutate(t, "echo: hi", "echo: 5"))
 		}, RuleExampleInvalid, file, "examples[0] (basic): payload.data.echo must be of type string, got integer"},

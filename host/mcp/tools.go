@@ -180,6 +180,9 @@ func validationDetails(err error) string {
 // toolResult wraps a provider result in the envelope, checks it against
 // the tool's outputSchema and renders the MCP CallToolResult.
 func (s *Server) toolResult(tool *catalog.Tool, g generation, repoPath string, res *sdk.Result) (json.RawMessage, error) {
+	if tool.Plain() {
+		return s.plainResult(tool, g, res)
+	}
 	env := envelope{Tool: tool.Name, ReadOnly: tool.ReadOnly, Source: res.Source, Tier: tool.Tier}
 	if res.Error != nil {
 		data := res.Error.Data

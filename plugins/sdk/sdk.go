@@ -55,7 +55,10 @@ type Result struct {
 	// Error is a tool-level failure the agent should read (isError:true).
 	Error *ToolError `json:"error,omitempty"`
 	// Text is an optional human-oriented rendering (for example Markdown)
-	// the host may show next to the structured payload.
+	// the host may show next to the structured payload. For a tool whose
+	// spec says result: plain it is the only text content the client gets
+	// (Data, or Error, then goes out as structuredContent unwrapped), so it
+	// should carry everything a model needs, errors included.
 	Text string `json:"text,omitempty"`
 }
 

@@ -120,7 +120,8 @@ func loadSchemas(t testing.TB) {
 	}
 }
 
-// checkPayload wraps a provider result the way the host does and validates
+// checkPayload builds the structuredContent the host sends for these
+// result: plain tools (the data itself, or {"error": ...}) and validates
 // it against the tool's outputSchema; every roster row in it must also
 // satisfy schemas/roster-row.schema.json.
 func checkPayload(t testing.TB, tool string, res *sdk.Result) {
@@ -130,19 +131,19 @@ func checkPayload(t testing.TB, tool string, res *sdk.Result) {
 	if !ok {
 		t.Fatalf("no spec for %s", tool)
 	}
-	env := map[string]any{"tool": tool, "readOnly": false, "source": res.Source, "tier": ct.Tier}
+	if !ct.Plain() {
+		t.Fatalf("spec of %s does not say result: plain", tool)
+	}
+	raw := []byte(res.Data)
 	if res.Error != nil {
 		data := json.RawMessage("null")
 		if len(res.Error.Data) > 0 {
 			data = res.Error.Data
 		}
-		env["error"] = map[string]any{"code": res.Error.Code, "message": res.Error.Message, "data": data}
-	} else {
-		env["data"] = res.Data
-	}
-	raw, err := json.Marshal(env)
-	if err != nil {
-		t.Fatal(err)
+		var err error
+		if raw, err = json.Marshal(map[string]any{"error": map[string]any{"code": res.Error.Code, "message": res.Error.Message, "data": data}}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()

@@ -1,6 +1,7 @@
 package shiftroster
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -81,37 +82,119 @@ func RosterTable(rows []Row, self string) string {
 	var b strings.Builder
 	b.WriteString(tableHeader)
 	for _, r := range rows {
-		id := EscapeCell(r.WorkerID)
-		if self != "" && r.WorkerID == self {
-			id += " (you)"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", id, EscapeCell(r.CheckedInAt), EscapeCell(r.UpdatedAt), EscapeCell(r.Gist), filesCell(r.Files))
+		b.WriteString(tableRow(r, self))
 	}
 	return b.String()
 }
 
-// rosterSection is "## Active Workers (N)" with the table or EmptyRoster.
-func rosterSection(rows []Row, self string) string {
+// tableRow is one line of the roster table. A clipped row says so in its
+// gist cell.
+func tableRow(r Row, self string) string {
+	id := EscapeCell(r.WorkerID)
+	if self != "" && r.WorkerID == self {
+		id += youMark
+	}
+	gist := EscapeCell(r.Gist)
+	if r.Clipped {
+		gist += " " + clippedMark
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s | %s |\n", id, EscapeCell(r.CheckedInAt), EscapeCell(r.UpdatedAt), gist, filesCell(r.Files))
+}
+
+// youMark follows the caller's own worker id in the table.
+const youMark = " (you)"
+
+// clippedMark ends the gist cell of a row stored beyond today's bounds.
+const clippedMark = "(shortened: stored beyond today's limits)"
+
+// Listing is the part of a workspace's roster one reply shows: the oldest
+// rows that fit the reply bounds, how many workers the workspace has, and
+// how many workers and declared files were left out.
+type Listing struct {
+	Rows           []Row
+	Workers        int
+	OmittedWorkers int
+	OmittedFiles   int
+}
+
+// ListRows picks the rows a reply shows: oldest first, at most
+// MaxListedWorkers, and only while neither their JSON nor their table
+// lines (each as a JSON string, which is what they cost in a reply) pass
+// MaxListedBytes. At least one row is shown when there is one; the row
+// bounds keep it far below the budget. totals count the whole workspace.
+func ListRows(rows []Row, totals Totals) Listing {
+	l := Listing{Rows: []Row{}, Workers: max(totals.Workers, len(rows))}
+	var jsonBytes, textBytes, files int
+	for _, r := range rows {
+		if len(l.Rows) == MaxListedWorkers {
+			break
+		}
+		j, _ := json.Marshal(r)
+		t, _ := json.Marshal(tableRow(r, ""))
+		tn := len(t) + len(youMark) // whoever reads it may be this row's worker
+		if len(l.Rows) > 0 && (jsonBytes+len(j) > MaxListedBytes || textBytes+tn > MaxListedBytes) {
+			break
+		}
+		jsonBytes += len(j)
+		textBytes += tn
+		files += len(r.Files)
+		l.Rows = append(l.Rows, r)
+	}
+	l.OmittedWorkers = l.Workers - len(l.Rows)
+	l.OmittedFiles = max(totals.Files-files, 0)
+	return l
+}
+
+// solo reports that nobody but self is active.
+func (l Listing) solo(self string) bool {
+	return l.OmittedWorkers == 0 && soloRoster(l.Rows, self)
+}
+
+// omissionLine is the final line under a table that left something out.
+func (l Listing) omissionLine() string {
+	if l.OmittedWorkers == 0 && l.OmittedFiles == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\nNot shown: %d more %s and %d declared %s (a reply lists at most %d workers and %d KiB of roster, oldest check-ins first; rows stored beyond today's limits are shortened).\n",
+		l.OmittedWorkers, plural(l.OmittedWorkers, "worker", "workers"), l.OmittedFiles, plural(l.OmittedFiles, "file", "files"), MaxListedWorkers, MaxListedBytes>>10)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// rosterSection is "## Active Workers (N)" with the table (and what it
+// left out) or EmptyRoster. N counts every active worker.
+func rosterSection(l Listing, self string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Active Workers (%d)\n\n", len(rows))
-	if len(rows) == 0 {
+	fmt.Fprintf(&b, "## Active Workers (%d)\n\n", l.Workers)
+	if l.Workers == 0 {
 		b.WriteString(EmptyRoster + "\n")
 	} else {
-		b.WriteString(RosterTable(rows, self))
+		b.WriteString(RosterTable(l.Rows, self))
+		b.WriteString(l.omissionLine())
 	}
 	return b.String()
 }
 
 // StatusMarkdown is the text of the status resource for one workspace.
-func StatusMarkdown(workspace string, rows []Row) string {
+func StatusMarkdown(workspace string, l Listing) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Active Workers (%d)\n\nWorkspace: %s\n\n", len(rows), EscapeCell(workspace))
-	if len(rows) == 0 {
+	fmt.Fprintf(&b, "## Active Workers (%d)\n\nWorkspace: %s\n\n", l.Workers, EscapeCell(workspace))
+	if l.Workers == 0 {
 		b.WriteString(EmptyRoster + "\n")
 	} else {
-		b.WriteString(RosterTable(rows, ""))
+		b.WriteString(RosterTable(l.Rows, ""))
+		b.WriteString(l.omissionLine())
 	}
 	return b.String()
+}
+
+func listing(rows []Row, omittedWorkers, omittedFiles int) Listing {
+	return Listing{Rows: rows, Workers: len(rows) + omittedWorkers, OmittedWorkers: omittedWorkers, OmittedFiles: omittedFiles}
 }
 
 var changeText = map[Change]string{
@@ -133,8 +216,8 @@ func CheckInMarkdown(d *CheckInData) string {
 	fmt.Fprintf(&b, "- Checked in: %s\n", d.CheckedInAt)
 	fmt.Fprintf(&b, "- Updated: %s\n", d.UpdatedAt)
 	b.WriteString("\n")
-	if !soloRoster(d.ActiveWorkers, d.WorkerID) {
-		b.WriteString(rosterSection(d.ActiveWorkers, d.WorkerID))
+	if l := listing(d.ActiveWorkers, d.OmittedWorkers, d.OmittedFiles); !l.solo(d.WorkerID) {
+		b.WriteString(rosterSection(l, d.WorkerID))
 		b.WriteString("\n")
 	}
 	b.WriteString(d.Notice)
@@ -164,7 +247,7 @@ func CheckOutMarkdown(d *CheckOutData) string {
 		fmt.Fprintf(&b, "\nSummary: %s\n", EscapeCell(d.Summary))
 	}
 	fmt.Fprintf(&b, "\nStatus URI: %s\n\n", d.StatusURI)
-	b.WriteString(rosterSection(d.ActiveWorkers, ""))
+	b.WriteString(rosterSection(listing(d.ActiveWorkers, d.OmittedWorkers, d.OmittedFiles), ""))
 	return b.String()
 }
 
@@ -174,7 +257,7 @@ func UnknownWorkerMarkdown(d *UnknownWorkerData, message string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\nRecovery: %s\n\n", message, d.Recovery.Hint)
 	fmt.Fprintf(&b, "- Workspace: %s\n- Status URI: %s\n\n", EscapeCell(d.Workspace), d.StatusURI)
-	b.WriteString(rosterSection(d.ActiveWorkers, ""))
+	b.WriteString(rosterSection(listing(d.ActiveWorkers, d.OmittedWorkers, d.OmittedFiles), ""))
 	fmt.Fprintf(&b, "\n(reason %s)\n", d.Reason)
 	return b.String()
 }

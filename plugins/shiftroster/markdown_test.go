@@ -159,7 +159,7 @@ func FuzzMarkdownTable(f *testing.F) {
 		row := Row{WorkerID: "AB12CD", Gist: gist, Files: []string{file1, file2}, CheckedInAt: "2026-03-01T09:15:00.000Z", UpdatedAt: "2026-03-01T09:15:00.000Z"}
 		other := Row{WorkerID: "ZZ99YY", Gist: file2, Files: nil, CheckedInAt: "2026-03-01T09:16:00.000Z", UpdatedAt: "2026-03-01T09:17:00.000Z"}
 		checkTable(t, RosterTable([]Row{row, other}, "AB12CD"), []Row{row, other})
-		status := StatusMarkdown(workspace, []Row{row})
+		status := StatusMarkdown(workspace, ListRows([]Row{row}, Totals{Workers: 1, Files: len(row.Files)}))
 		checkTable(t, status, []Row{row})
 		if strings.Count(status, "\n") != 7 {
 			t.Fatalf("status text has extra lines (a value broke out of its line):\n%q", status)

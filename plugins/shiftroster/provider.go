@@ -42,12 +42,24 @@ const (
 	ToolCheckOut = "shift_check_out"
 )
 
-// Input bounds, in characters; they mirror the tools' inputSchemas.
+// Row bounds, in characters; they mirror the tools' inputSchemas and
+// schemas/roster-row.schema.json. Every JSON-escaped character costs at
+// most 6 bytes, so one row is at most about 620 KB in any reply, whatever
+// it holds; rows stored beyond them are read back clipped (Row.Clipped).
 const (
-	MaxGistLen    = 4000
-	MaxFiles      = 500
-	MaxFileLen    = 4096
+	MaxGistLen    = 1000
+	MaxFiles      = 100
+	MaxFileLen    = 1024
 	MaxSummaryLen = 1000
+)
+
+// Reply bounds: a reply lists at most MaxListedWorkers rows, and stops
+// earlier when the rows' JSON, or separately their Markdown table lines,
+// would pass MaxListedBytes. The omitted workers and files are counted in
+// the reply, so the roster always answers and says what it left out.
+const (
+	MaxListedWorkers = 100
+	MaxListedBytes   = 1 << 20
 )
 
 // Tool error codes (the roster's range, 10020-10029) with their
@@ -57,7 +69,7 @@ const (
 	CodeStoreBusy         = 10021 // store_busy
 	CodeStoreCorrupt      = 10022 // store_corrupt
 	CodeStoreReadOnly     = 10023 // store_readonly
-	CodeStoreUnavailable  = 10024 // store_unavailable
+	CodeStoreUnavailable  = 10024 // store_unavailable, state_dir_unsafe
 	CodeStoreIncompatible = 10025 // store_incompatible
 )
 
@@ -160,31 +172,36 @@ func (p *Provider) openStore(ctx context.Context) (*Store, error) {
 // Store returns the open store, opening it if needed.
 func (p *Provider) Store(ctx context.Context) (*Store, error) { return p.openStore(ctx) }
 
-// CheckInData is the data of a successful shift_check_in: the session
-// (flat, as the reference server returns it), what the call changed, the
-// resolved workspace and its status URI, the workspace's active workers and
-// the coordination notice.
+// CheckInData is the structuredContent of a successful shift_check_in:
+// the session (flat, as the shift server returns it), what the call
+// changed, the resolved workspace and its status URI, the workspace's
+// active workers (bounded, with what was left out) and the coordination
+// notice.
 type CheckInData struct {
-	WorkerID      string   `json:"workerId"`
-	Gist          string   `json:"gist"`
-	Files         []string `json:"files"`
-	CheckedInAt   string   `json:"checkedInAt"`
-	UpdatedAt     string   `json:"updatedAt"`
-	Change        Change   `json:"change"`
-	Workspace     string   `json:"workspace"`
-	StatusURI     string   `json:"statusUri"`
-	ActiveWorkers []Row    `json:"activeWorkers"`
-	Notice        string   `json:"notice"`
+	WorkerID       string   `json:"workerId"`
+	Gist           string   `json:"gist"`
+	Files          []string `json:"files"`
+	CheckedInAt    string   `json:"checkedInAt"`
+	UpdatedAt      string   `json:"updatedAt"`
+	Change         Change   `json:"change"`
+	Workspace      string   `json:"workspace"`
+	StatusURI      string   `json:"statusUri"`
+	ActiveWorkers  []Row    `json:"activeWorkers"`
+	OmittedWorkers int      `json:"omittedWorkers"`
+	OmittedFiles   int      `json:"omittedFiles"`
+	Notice         string   `json:"notice"`
 }
 
-// CheckOutData is the data of shift_check_out.
+// CheckOutData is the structuredContent of a successful shift_check_out.
 type CheckOutData struct {
-	Removed       bool   `json:"removed"`
-	WorkerID      string `json:"workerId"`
-	Summary       string `json:"summary,omitempty"`
-	Workspace     string `json:"workspace"`
-	StatusURI     string `json:"statusUri"`
-	ActiveWorkers []Row  `json:"activeWorkers"`
+	Removed        bool   `json:"removed"`
+	WorkerID       string `json:"workerId"`
+	Summary        string `json:"summary,omitempty"`
+	Workspace      string `json:"workspace"`
+	StatusURI      string `json:"statusUri"`
+	ActiveWorkers  []Row  `json:"activeWorkers"`
+	OmittedWorkers int    `json:"omittedWorkers"`
+	OmittedFiles   int    `json:"omittedFiles"`
 }
 
 // Recovery tells the agent what to do next.
@@ -194,12 +211,14 @@ type Recovery struct {
 
 // UnknownWorkerData is error.data of CodeUnknownWorker.
 type UnknownWorkerData struct {
-	Reason        string   `json:"reason"`
-	WorkerID      string   `json:"workerId"`
-	Workspace     string   `json:"workspace"`
-	StatusURI     string   `json:"statusUri"`
-	Recovery      Recovery `json:"recovery"`
-	ActiveWorkers []Row    `json:"activeWorkers"`
+	Reason         string   `json:"reason"`
+	WorkerID       string   `json:"workerId"`
+	Workspace      string   `json:"workspace"`
+	StatusURI      string   `json:"statusUri"`
+	Recovery       Recovery `json:"recovery"`
+	ActiveWorkers  []Row    `json:"activeWorkers"`
+	OmittedWorkers int      `json:"omittedWorkers"`
+	OmittedFiles   int      `json:"omittedFiles"`
 }
 
 // StoreErrorData is error.data of the store error codes.
@@ -330,11 +349,13 @@ func (p *Provider) checkIn(ctx context.Context, call *sdk.Call) (*sdk.Result, er
 	if res.Change != Unchanged {
 		p.publish(ws)
 	}
+	l := ListRows(res.Workers, res.Totals)
 	d := &CheckInData{
 		WorkerID: res.Session.WorkerID, Gist: res.Session.Gist, Files: res.Session.Files,
 		CheckedInAt: res.Session.CheckedInAt, UpdatedAt: res.Session.UpdatedAt, Change: res.Change,
-		Workspace: ws, StatusURI: QualifiedStatusURI(ws), ActiveWorkers: res.Workers,
-		Notice: Notice(soloRoster(res.Workers, res.Session.WorkerID)),
+		Workspace: ws, StatusURI: QualifiedStatusURI(ws), ActiveWorkers: l.Rows,
+		OmittedWorkers: l.OmittedWorkers, OmittedFiles: l.OmittedFiles,
+		Notice: Notice(l.solo(res.Session.WorkerID)),
 	}
 	return ok(d, CheckInMarkdown(d))
 }
@@ -366,8 +387,9 @@ func (p *Provider) checkOut(ctx context.Context, call *sdk.Call) (*sdk.Result, e
 	if res.Removed {
 		p.publish(ws)
 	}
+	l := ListRows(res.Workers, res.Totals)
 	d := &CheckOutData{Removed: res.Removed, WorkerID: id, Summary: a.Summary, Workspace: ws,
-		StatusURI: QualifiedStatusURI(ws), ActiveWorkers: res.Workers}
+		StatusURI: QualifiedStatusURI(ws), ActiveWorkers: l.Rows, OmittedWorkers: l.OmittedWorkers, OmittedFiles: l.OmittedFiles}
 	return ok(d, CheckOutMarkdown(d))
 }
 
@@ -392,13 +414,11 @@ func (p *Provider) publish(ws string) {
 func unknownWorker(e *UnknownWorkerError) *sdk.Result {
 	d := &UnknownWorkerData{
 		Reason: ReasonUnknownWorker, WorkerID: e.WorkerID, Workspace: e.Workspace,
-		StatusURI:     QualifiedStatusURI(e.Workspace),
-		Recovery:      Recovery{Hint: "Omit workerId to start a new session, or reuse an ID from the active workers table (it may have been checked out, or belong to another workspace)."},
-		ActiveWorkers: e.Workers,
+		StatusURI: QualifiedStatusURI(e.Workspace),
+		Recovery:  Recovery{Hint: "Omit workerId to start a new session, or reuse an ID from the active workers table (it may have been checked out, or belong to another workspace)."},
 	}
-	if d.ActiveWorkers == nil {
-		d.ActiveWorkers = []Row{}
-	}
+	l := ListRows(e.Workers, e.Totals)
+	d.ActiveWorkers, d.OmittedWorkers, d.OmittedFiles = l.Rows, l.OmittedWorkers, l.OmittedFiles
 	msg := fmt.Sprintf("Worker ID %s not found in workspace %s. Omit workerId to start a new session.", e.WorkerID, EscapeCell(e.Workspace))
 	r := sdk.Fail(Source, CodeUnknownWorker, msg, d)
 	r.Text = UnknownWorkerMarkdown(d, msg)
@@ -434,6 +454,9 @@ func describeStoreError(se *StoreError) (code int, message, hint string) {
 	case ReasonIncompatible:
 		return CodeStoreIncompatible, "Roster store written by a newer fluxgit",
 			"Upgrade fluxgit, or set " + EnvStateDir + " to another directory."
+	case ReasonUnsafe:
+		return CodeStoreUnavailable, "Roster state directory unsafe: " + fmt.Sprint(se.Err),
+			se.fix + " Or set " + EnvStateDir + " to a private directory of your own (a missing one is created with mode 0700)."
 	}
 	return CodeStoreUnavailable, "Roster store unavailable",
 		"Set " + EnvStateDir + " to a writable directory on a local file system that supports SQLite locking, then retry."
@@ -452,17 +475,20 @@ func (p *Provider) ReadResource(ctx context.Context, uri string, _ sdk.Meta) (*s
 		}
 		ws = p.cfg.DefaultWorkspace
 	}
-	var rows []Row
+	var (
+		rows   []Row
+		totals Totals
+	)
 	if !p.noRosterYet() {
 		store, err := p.openStore(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if rows, err = store.List(ctx, ws); err != nil {
+		if rows, totals, err = store.Snapshot(ctx, ws); err != nil {
 			return nil, err
 		}
 	}
-	return &sdk.Resource{URI: uri, MimeType: "text/markdown", Text: StatusMarkdown(ws, rows)}, nil
+	return &sdk.Resource{URI: uri, MimeType: "text/markdown", Text: StatusMarkdown(ws, ListRows(rows, totals))}, nil
 }
 
 // noRosterYet reports that no process has created the roster database, so

@@ -254,7 +254,7 @@ func TestArgumentErrors(t *testing.T) {
 		{ToolCheckIn, `{"gist":"g","workerId":"ÄBCDE"}`, "arguments.workerId"},
 		{ToolCheckIn, `{"gist":"g","files":[""]}`, "arguments.files[0] must not be empty"},
 		{ToolCheckIn, `{"gist":"g","extra":1}`, "unknown field"},
-		{ToolCheckIn, `{"gist":"` + strings.Repeat("x", MaxGistLen+1) + `"}`, "at most 4000"},
+		{ToolCheckIn, `{"gist":"` + strings.Repeat("x", MaxGistLen+1) + `"}`, "at most 1000"},
 		{ToolCheckOut, `{}`, "arguments.workerId"},
 		{ToolCheckOut, `{"workerId":"ABCDEF","summary":"` + strings.Repeat("s", MaxSummaryLen+1) + `"}`, "arguments.summary"},
 		{"shift_nope", `{}`, "unknown tool"},

@@ -15,12 +15,15 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	gosqlite "github.com/glebarez/go-sqlite"
 	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/fluxgit/fluxgit/internal/privdir"
 )
 
 // DefaultBudget is how long one open, or one mutation, may wait for the
@@ -35,6 +38,17 @@ type Row struct {
 	Files       []string `json:"files"`
 	CheckedInAt string   `json:"checkedInAt"`
 	UpdatedAt   string   `json:"updatedAt"`
+	// Clipped marks a row stored beyond today's bounds (by an older
+	// version or another program): its gist and file entries are cut to
+	// MaxGistLen and MaxFileLen and its files to the first MaxFiles.
+	Clipped bool `json:"clipped,omitempty"`
+}
+
+// Totals count a workspace's whole roster. A reply may list fewer rows
+// (see Listing), and a clipped row lists fewer files than it declared.
+type Totals struct {
+	Workers int `gorm:"column:workers"`
+	Files   int `gorm:"column:files"`
 }
 
 // workerRecord is the GORM model of the workers table.
@@ -81,6 +95,10 @@ const (
 	ReasonReadOnly     = "store_readonly"
 	ReasonUnavailable  = "store_unavailable"
 	ReasonIncompatible = "store_incompatible"
+	// ReasonUnsafe: the state directory (or the database in it) could be
+	// read or replaced by someone else: a symbolic link on the way, group
+	// or world permissions, or another owner.
+	ReasonUnsafe = "state_dir_unsafe"
 )
 
 // StoreError is a roster store failure with the reason an agent (or its
@@ -91,6 +109,8 @@ type StoreError struct {
 	Dir    string // state directory
 	Path   string // database file
 	Err    error
+	// fix, when set, is how to repair the state directory.
+	fix string
 }
 
 func (e *StoreError) Error() string {
@@ -129,7 +149,8 @@ type Store struct {
 // transaction (see busySlice). Deliberately no _time_format:
 // glebarez/go-sqlite v1.21.2 stops parsing parameters after it, so
 // _txlock=immediate would be dropped silently and writers would take the
-// lock at their first write instead of at BEGIN (go-library-notes §4).
+// lock at their first write instead of at BEGIN (TestTimeFormatDropsTxlock
+// pins this down).
 // Open also verifies the lock mode at run time.
 func dsn(path string) string {
 	u := url.URL{Path: path}
@@ -195,21 +216,24 @@ func (s *Store) prepareFiles() error {
 	fail := func(reason string, err error) error {
 		return &StoreError{Reason: reason, Op: "open", Dir: s.dir, Path: s.path, Err: err}
 	}
-	st, err := os.Stat(s.dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(s.dir, 0o700); err != nil {
-			return fail(fsReason(err), fmt.Errorf("cannot create the state directory: %w", err))
+	// The directory is checked like the audit ledger's: reached without
+	// symbolic links and ours. Others may read it (the database itself is
+	// 0600) but never write it, or they could swap the roster under us.
+	if err := privdir.Check(s.dir, privdir.Options{Label: "roster state directory", Create: true, Forbidden: 0o022}); err != nil {
+		var pe *privdir.Error
+		if errors.As(err, &pe) {
+			reason := ReasonUnsafe
+			if pe.Problem == privdir.NotDirectory {
+				reason = ReasonUnavailable
+			}
+			return &StoreError{Reason: reason, Op: "open", Dir: s.dir, Path: s.path, Err: err, fix: pe.Fix()}
 		}
-	case err != nil:
-		return fail(fsReason(err), err)
-	case !st.IsDir():
-		return fail(ReasonUnavailable, fmt.Errorf("state directory %s is not a directory", s.dir))
+		return fail(fsReason(err), fmt.Errorf("cannot create the state directory: %w", err))
 	}
 	if err := writable(s.dir); err != nil {
 		return fail(fsReason(err), fmt.Errorf("state directory is not writable (SQLite needs to create its -wal and -shm files there): %w", err))
 	}
-	st, err = os.Stat(s.path)
+	st, err := os.Lstat(s.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
@@ -221,9 +245,17 @@ func (s *Store) prepareFiles() error {
 		}
 	case err != nil:
 		return fail(fsReason(err), err)
+	case st.Mode()&fs.ModeSymlink != 0:
+		return &StoreError{Reason: ReasonUnsafe, Op: "open", Dir: s.dir, Path: s.path,
+			Err: fmt.Errorf("%s is a symbolic link; the roster database is never reached through links", s.path),
+			fix: "Replace the link " + s.path + " with the database file itself, or move it aside to start an empty roster."}
 	case !st.Mode().IsRegular():
 		return fail(ReasonUnavailable, fmt.Errorf("%s is not a regular file", s.path))
 	default:
+		if err := ownedByMe(st); err != nil {
+			return &StoreError{Reason: ReasonUnsafe, Op: "open", Dir: s.dir, Path: s.path, Err: fmt.Errorf("%s: %w", s.path, err),
+				fix: "Move " + s.path + " aside (the next call starts an empty roster), or use a state directory of your own."}
+		}
 		if err := writable(s.path); err != nil {
 			return fail(fsReason(err), fmt.Errorf("database file is not writable: %w", err))
 		}
@@ -491,6 +523,7 @@ type UnknownWorkerError struct {
 	WorkerID  string
 	Workspace string
 	Workers   []Row
+	Totals    Totals
 }
 
 func (e *UnknownWorkerError) Error() string {
@@ -522,7 +555,9 @@ const (
 type CheckInResult struct {
 	Session Row
 	Change  Change
+	// Workers are the oldest MaxListedWorkers rows; Totals count them all.
 	Workers []Row
+	Totals  Totals
 }
 
 // maxIDAttempts bounds id allocation; with 36^6 ids a collision is rare
@@ -548,28 +583,31 @@ func (s *Store) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, e
 		id := in.WorkerID
 		now := s.now().UTC().Format(timeLayout)
 		if id != "" {
-			var rec workerRecord
-			err := tx.Where("worker_id = ? AND workspace = ?", id, in.Workspace).Take(&rec).Error
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				workers, err := listTx(tx, in.Workspace)
+			old, found, err := sessionTx(tx, in.Workspace, id)
+			if err != nil {
+				return err
+			}
+			if !found {
+				workers, totals, err := listTx(tx, in.Workspace)
 				if err != nil {
 					return err
 				}
-				return &UnknownWorkerError{WorkerID: id, Workspace: in.Workspace, Workers: workers}
+				return &UnknownWorkerError{WorkerID: id, Workspace: in.Workspace, Workers: workers, Totals: totals}
 			}
-			if err != nil {
-				return err
-			}
-			old, err := rec.row()
-			if err != nil {
-				return err
-			}
-			changed := rec.Gist != in.Gist || (in.HasFiles && !slices.Equal(old.Files, in.Files))
+			// A clipped row is only known shortened: rewrite it whole.
+			changed := old.Clipped || old.Gist != in.Gist || (in.HasFiles && !slices.Equal(old.Files, in.Files))
 			res.Change = Unchanged
 			if changed {
 				upd := map[string]any{"gist": in.Gist, "updated_at": now}
-				if in.HasFiles {
-					upd["files"] = string(filesJSON)
+				if in.HasFiles || old.Clipped {
+					files := filesJSON
+					if !in.HasFiles {
+						// Keep what the old row declared, within today's bounds.
+						if files, err = json.Marshal(old.Files); err != nil {
+							return err
+						}
+					}
+					upd["files"] = string(files)
 				}
 				if err := tx.Model(&workerRecord{}).Where("worker_id = ? AND workspace = ?", id, in.Workspace).Updates(upd).Error; err != nil {
 					return err
@@ -587,16 +625,15 @@ func (s *Store) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, e
 			}
 			res.Change = Created
 		}
-		var rec workerRecord
-		if err := tx.Where("worker_id = ?", id).Take(&rec).Error; err != nil {
-			return err
-		}
-		session, err := rec.row()
+		session, found, err := sessionTx(tx, in.Workspace, id)
 		if err != nil {
 			return err
 		}
+		if !found {
+			return fmt.Errorf("worker %s vanished inside its own transaction", id)
+		}
 		res.Session = session
-		res.Workers, err = listTx(tx, in.Workspace)
+		res.Workers, res.Totals, err = listTx(tx, in.Workspace)
 		return err
 	})
 	if err != nil {
@@ -626,6 +663,7 @@ func allocateID(tx *gorm.DB) (string, error) {
 type CheckOutResult struct {
 	Removed bool
 	Workers []Row
+	Totals  Totals
 }
 
 // CheckOut ends a session. An id without a session in the workspace is not
@@ -637,8 +675,8 @@ func (s *Store) CheckOut(ctx context.Context, workspace, workerID string) (*Chec
 		if del.Error != nil {
 			return del.Error
 		}
-		workers, err := listTx(tx, workspace)
-		res = CheckOutResult{Removed: del.RowsAffected > 0, Workers: workers}
+		workers, totals, err := listTx(tx, workspace)
+		res = CheckOutResult{Removed: del.RowsAffected > 0, Workers: workers, Totals: totals}
 		return err
 	})
 	if err != nil {
@@ -647,31 +685,145 @@ func (s *Store) CheckOut(ctx context.Context, workspace, workerID string) (*Chec
 	return &res, nil
 }
 
-// List returns the active workers of a workspace, oldest check-in first.
+// List returns the active workers of a workspace, oldest check-in first,
+// at most MaxListedWorkers of them (see Snapshot for the totals).
 func (s *Store) List(ctx context.Context, workspace string) ([]Row, error) {
-	var rows []Row
-	err := s.read(ctx, "read", func(tx *gorm.DB) error {
-		var err error
-		rows, err = listTx(tx, workspace)
-		return err
-	})
+	rows, _, err := s.Snapshot(ctx, workspace)
 	return rows, err
 }
 
-func listTx(tx *gorm.DB, workspace string) ([]Row, error) {
-	var recs []workerRecord
-	if err := tx.Where("workspace = ?", workspace).Order("checked_in_at, worker_id").Find(&recs).Error; err != nil {
-		return nil, err
+// Snapshot returns the oldest MaxListedWorkers active workers of a
+// workspace and the totals of all of them, read in one transaction.
+func (s *Store) Snapshot(ctx context.Context, workspace string) ([]Row, Totals, error) {
+	var (
+		rows   []Row
+		totals Totals
+	)
+	err := s.read(ctx, "read", func(tx *gorm.DB) error {
+		var err error
+		rows, totals, err = listTx(tx, workspace)
+		return err
+	})
+	return rows, totals, err
+}
+
+// boundedRows selects rows with every stored value cut near today's
+// bounds inside SQLite, so a row written by an older version or another
+// program (a 12 MB files list, say) never reaches rendering whole: reads
+// stay bounded whatever the table holds. The gist comes back as at most
+// gistBytes bytes (SQLite's text functions stop at a NUL; blob ones do
+// not), and a files list whose JSON is longer than any row within today's
+// bounds can be comes back as its first MaxFiles entries, each cut to
+// MaxFileLen characters, with files_over set. boundedRecord.row finishes
+// the job in characters. The caller appends the WHERE condition.
+const boundedRows = `SELECT w.worker_id AS worker_id,
+	substr(CAST(w.gist AS BLOB), 1, ?) AS gist,
+	CASE WHEN length(CAST(w.files AS BLOB)) <= ? THEN w.files ELSE
+	  (SELECT json_group_array(substr(CAST(f.value AS TEXT), 1, ?))
+	     FROM (SELECT value FROM json_each(w.files) ORDER BY key LIMIT ?) AS f) END AS files,
+	length(CAST(w.files AS BLOB)) > ? AS files_over,
+	substr(w.checked_in_at, 1, 24) AS checked_in_at,
+	substr(w.updated_at, 1, 24) AS updated_at
+	FROM workers AS w `
+
+// gistBytes holds MaxGistLen characters of any UTF-8 text plus one more
+// character, so a longer gist is recognised as longer.
+const gistBytes = 4*MaxGistLen + 4
+
+// filesJSONBytes is the longest JSON a files list within today's bounds
+// can have: every character escaped as \u00XX (6 bytes), quotes, commas
+// and brackets.
+const filesJSONBytes = MaxFiles*(6*MaxFileLen+3) + 2
+
+func boundedArgs(args ...any) []any {
+	return append([]any{gistBytes, filesJSONBytes, MaxFileLen, MaxFiles, filesJSONBytes}, args...)
+}
+
+// boundedRecord is one row of boundedRows.
+type boundedRecord struct {
+	WorkerID    string `gorm:"column:worker_id"`
+	Gist        []byte `gorm:"column:gist"`
+	Files       string `gorm:"column:files"`
+	FilesOver   bool   `gorm:"column:files_over"`
+	CheckedInAt string `gorm:"column:checked_in_at"`
+	Updated     string `gorm:"column:updated_at"`
+}
+
+// sessionTx reads one session, bounded like every listed row.
+func sessionTx(tx *gorm.DB, workspace, id string) (Row, bool, error) {
+	var recs []boundedRecord
+	if err := tx.Raw(boundedRows+"WHERE w.worker_id = ? AND w.workspace = ?", boundedArgs(id, workspace)...).Scan(&recs).Error; err != nil {
+		return Row{}, false, err
+	}
+	if len(recs) == 0 {
+		return Row{}, false, nil
+	}
+	row, err := recs[0].row()
+	return row, true, err
+}
+
+// listTx reads the oldest MaxListedWorkers rows of a workspace and the
+// totals of all its rows.
+func listTx(tx *gorm.DB, workspace string) ([]Row, Totals, error) {
+	var totals Totals
+	if err := tx.Raw(`SELECT count(*) AS workers, coalesce(sum(json_array_length(files)), 0) AS files FROM workers WHERE workspace = ?`, workspace).Scan(&totals).Error; err != nil {
+		return nil, Totals{}, err
+	}
+	var recs []boundedRecord
+	q := boundedRows + "WHERE w.workspace = ? ORDER BY w.checked_in_at, w.worker_id LIMIT ?"
+	if err := tx.Raw(q, boundedArgs(workspace, MaxListedWorkers)...).Scan(&recs).Error; err != nil {
+		return nil, Totals{}, err
 	}
 	rows := make([]Row, 0, len(recs))
 	for _, r := range recs {
 		row, err := r.row()
 		if err != nil {
-			return nil, err
+			return nil, Totals{}, err
 		}
 		rows = append(rows, row)
 	}
-	return rows, nil
+	return rows, totals, nil
+}
+
+// row decodes a bounded record and clips what is still beyond today's
+// bounds, counted in characters as the inputSchema counts them.
+func (r boundedRecord) row() (Row, error) {
+	row, err := workerRecord{WorkerID: r.WorkerID, Gist: string(r.Gist), Files: r.Files, CheckedInAt: r.CheckedInAt, Updated: r.Updated}.row()
+	if err != nil {
+		return row, err
+	}
+	row.Clipped = r.FilesOver
+	if g, cut := clipRunes(row.Gist, MaxGistLen); cut {
+		row.Gist, row.Clipped = g, true
+	}
+	if len(row.Files) > MaxFiles {
+		row.Files, row.Clipped = row.Files[:MaxFiles], true
+	}
+	for i, f := range row.Files {
+		if c, cut := clipRunes(f, MaxFileLen); cut {
+			row.Files[i], row.Clipped = c, true
+		}
+	}
+	return row, nil
+}
+
+// clipRunes cuts s to at most n characters; a byte sequence cut in the
+// middle of a character at the end is dropped.
+func clipRunes(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	count := 0
+	for i := range s {
+		if count == n {
+			return s[:i], true
+		}
+		count++
+	}
+	if !utf8.ValidString(s) {
+		return strings.ToValidUTF8(s, ""), true
+	}
+	return s, false
 }
 
 // errBadRow marks a stored row this build cannot have written.
@@ -681,6 +833,16 @@ func (r workerRecord) row() (Row, error) {
 	files := []string{}
 	if err := json.Unmarshal([]byte(r.Files), &files); err != nil || files == nil {
 		return Row{}, fmt.Errorf("%w: files of worker %s: %v", errBadRow, r.WorkerID, err)
+	}
+	// Anything the row schema forbids would make every reply that lists
+	// this row fail its outputSchema; name the row instead.
+	if r.Gist == "" || slices.Contains(files, "") {
+		return Row{}, fmt.Errorf("%w: worker %s has an empty gist or file entry", errBadRow, r.WorkerID)
+	}
+	for _, ts := range []string{r.CheckedInAt, r.Updated} {
+		if _, err := time.Parse(timeLayout, ts); err != nil || len(ts) != len(timeLayout) {
+			return Row{}, fmt.Errorf("%w: worker %s has the timestamp %q", errBadRow, r.WorkerID, ts)
+		}
 	}
 	return Row{WorkerID: r.WorkerID, Gist: r.Gist, Files: files, CheckedInAt: r.CheckedInAt, UpdatedAt: r.Updated}, nil
 }
