@@ -61,6 +61,11 @@ type clientInfo struct {
 func (g generation) annotations() bool { return g.modern || g.version >= V20250326 }
 func (g generation) structured() bool  { return g.modern || g.version >= V20250618 }
 
+// toolErrorsForArguments: from 2025-11-25 on, an argument that fails
+// validation is a tool execution error (a result with isError) rather than
+// a JSON-RPC protocol error.
+func (g generation) toolErrorsForArguments() bool { return g.modern || g.version >= V20251125 }
+
 // legacyOnly are methods the modern generation removed.
 var legacyOnly = []string{"initialize", "ping", "resources/subscribe", "resources/unsubscribe", "logging/setLevel", "notifications/initialized"}
 

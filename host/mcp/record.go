@@ -52,6 +52,10 @@ type Recorder interface {
 func (s *Server) recordCall(ctx context.Context, g generation, p params) (json.RawMessage, error) {
 	start := time.Now()
 	res, isErr, err := s.toolsCall(ctx, g, p)
+	refusal := err
+	if res != nil {
+		err = nil // an argument refusal answered as a tool result
+	}
 	if s.opts.Recorder == nil {
 		return res, err
 	}
@@ -61,10 +65,10 @@ func (s *Server) recordCall(ctx context.Context, g generation, p params) (json.R
 		rec.Known, rec.ReadOnly = true, t.ReadOnly
 	}
 	switch {
-	case err != nil:
+	case refusal != nil:
 		rec.Outcome = OutcomeBlocked
 		var re *rpcError
-		if errors.As(err, &re) {
+		if errors.As(refusal, &re) {
 			rec.ErrorMessage = re.Message
 		} else {
 			rec.ErrorMessage = "internal error"
