@@ -245,3 +245,71 @@ func TestRepliesAfterEOF(t *testing.T) {
 		t.Fatalf("want replies to 1, 2 and 3, got %d lines: %v", len(lines), ids)
 	}
 }
+
+// socketsIn lists the unix sockets directly in dir.
+func socketsIn(t testing.TB, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Type()&os.ModeSocket != 0 {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// Each SIGKILLed host leaves its provider's go-plugin socket behind (the
+// provider dies by SIGKILL too and cannot unlink it). They live in a
+// private per-user directory, and the next host removes the stale ones:
+// however often the host is killed, only live providers' sockets remain,
+// and nothing lands in the temp directory itself.
+func TestNoSocketsAccumulateWhenHostKilled(t *testing.T) {
+	tmp := canonicalTempDir(t)
+	env := append(baseEnv(t), "TMPDIR="+tmp)
+	sockDir := filepath.Join(tmp, "fluxgit-"+strconv.Itoa(os.Getuid()))
+	repo := fixtureRepo(t)
+	for round := 0; round < 4; round++ {
+		s := startServer(t, env)
+		initialize(t, s)
+		statusCall(t, s, 1, repo)
+		pids := providerPids(t, s.cmd.Process.Pid)
+		if len(pids) != 1 {
+			t.Fatalf("round %d: want 1 provider, got %v", round, pids)
+		}
+		if got := socketsIn(t, sockDir); len(got) != 1 {
+			t.Fatalf("round %d: want exactly the live provider's socket in %s, got %v", round, sockDir, got)
+		}
+		if err := s.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		<-s.done
+		deadline := time.Now().Add(10 * time.Second)
+		for alive(pids[0]) {
+			if time.Now().After(deadline) {
+				t.Fatalf("provider %d outlived the SIGKILLed host", pids[0])
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		// Control: the kill really leaves a socket, so the count above
+		// would grow by one per round without the clean-up at start.
+		if got := socketsIn(t, sockDir); len(got) != 1 {
+			t.Fatalf("round %d: after SIGKILL want the one stale socket, got %v", round, got)
+		}
+	}
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != filepath.Base(sockDir) {
+			t.Errorf("left in the temp directory: %s", e.Name())
+		}
+	}
+	if fi, err := os.Lstat(sockDir); err != nil || fi.Mode().Perm() != 0o700 || !fi.IsDir() {
+		t.Fatalf("socket directory: %v %v", fi, err)
+	}
+}
