@@ -120,3 +120,30 @@ func TestArgumentRefusalReachesTheModel(t *testing.T) {
 		})
 	}
 }
+
+// refusal reports how a call was refused, in either form the protocol
+// version calls for: a JSON-RPC error, or a tool result whose payload error
+// carries the code (argument refusals on 2025-11-25 and modern requests).
+// text is the message and data, for matching details. code is 0 when the
+// call returned a result without an error.
+func refusal(t testing.TB, r response) (code int, text string) {
+	t.Helper()
+	if r.Error != nil {
+		return r.Error.Code, r.Error.Message + " " + string(r.Error.Data)
+	}
+	p := toolPayload(t, r)
+	e, ok := p["error"].(map[string]any)
+	if !ok {
+		return 0, ""
+	}
+	c, _ := e["code"].(float64)
+	b, _ := json.Marshal(e)
+	return int(c), string(b)
+}
+
+// codeOf is refusal's code alone.
+func codeOf(t testing.TB, r response) int {
+	t.Helper()
+	code, _ := refusal(t, r)
+	return code
+}
