@@ -89,6 +89,18 @@ type rpcError struct {
 	Code    int64
 	Message string
 	Data    any
+	// audit, when set, is what the audit ledger keeps instead of Message:
+	// a message that quotes argument details must not reach the ledger,
+	// which records arguments only as fingerprints.
+	audit string
+}
+
+// auditMessage is the refusal as the audit ledger may record it.
+func (e *rpcError) auditMessage() string {
+	if e.audit != "" {
+		return e.audit
+	}
+	return e.Message
 }
 
 func (e *rpcError) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }

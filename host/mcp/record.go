@@ -69,7 +69,7 @@ func (s *Server) recordCall(ctx context.Context, g generation, p params) (json.R
 		rec.Outcome = OutcomeBlocked
 		var re *rpcError
 		if errors.As(refusal, &re) {
-			rec.ErrorMessage = re.Message
+			rec.ErrorMessage = re.auditMessage()
 		} else {
 			rec.ErrorMessage = "internal error"
 		}

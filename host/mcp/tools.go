@@ -189,7 +189,7 @@ const msgInvalidParams = "Invalid params"
 // records the call as refused; a caller that got a result sends the result.
 func (s *Server) argumentRefused(tool *catalog.Tool, g generation, message, details string) (json.RawMessage, bool, error) {
 	refusal := invalidParams(details)
-	refusal.Message = message + ": " + details
+	refusal.Message, refusal.audit = message+": "+details, message
 	if !g.toolErrorsForArguments() {
 		return nil, false, refusal
 	}
