@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/fluxgit/fluxgit/host/rpc"
 )
 
 // Protocol versions. The legacy generation negotiates one of these in
@@ -123,8 +125,8 @@ func spliceFields(obj json.RawMessage, kv ...any) (json.RawMessage, error) {
 	out := make([]byte, 0, len(obj)+256)
 	out = append(out, '{')
 	for i := 0; i+1 < len(kv); i += 2 {
-		k, _ := json.Marshal(kv[i])
-		v, err := json.Marshal(kv[i+1])
+		k, _ := rpc.Marshal(kv[i])
+		v, err := rpc.Marshal(kv[i+1])
 		if err != nil {
 			return nil, err
 		}
