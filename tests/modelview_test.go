@@ -147,3 +147,33 @@ func codeOf(t testing.TB, r response) int {
 	code, _ := refusal(t, r)
 	return code
 }
+
+// A later initialize with a blank or missing clientInfo.name keeps the
+// agent id the session already has; the provider (and so the ledger and
+// the roster) keeps seeing the same caller.
+func TestReinitializeKeepsAgentID(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		second map[string]any // params of the second initialize
+		want   string
+	}{
+		{"blank name", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "", "version": "2"}}, "claude-code"},
+		{"no clientInfo", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}}, "claude-code"},
+		{"another agent", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "codex", "version": "1"}}, "codex"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startServer(t, echoEnv(t))
+			if r := s.call(1, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+				"clientInfo": map[string]any{"name": "claude-code", "version": "1"}}); r.Error != nil {
+				t.Fatal(r.raw)
+			}
+			if r := s.call(2, "initialize", tc.second); r.Error != nil {
+				t.Fatal(r.raw)
+			}
+			p := toolPayload(t, s.call(3, "tools/call", map[string]any{"name": "echo.say", "arguments": map[string]any{"text": "who"}}))
+			if got := p["data"].(map[string]any)["client"]; got != tc.want {
+				t.Fatalf("provider saw client %v, want %s", got, tc.want)
+			}
+		})
+	}
+}
