@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -175,5 +176,36 @@ func TestReinitializeKeepsAgentID(t *testing.T) {
 				t.Fatalf("provider saw client %v, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// One connection holds at most 256 resource subscriptions, legacy and
+// modern together; the refusal names the limit and how to free a slot.
+func TestSubscriptionLimitThroughTheBinary(t *testing.T) {
+	s := startServer(t, baseEnv(t))
+	initialize(t, s)
+	uri := func(i int) string { return "shift://status?workspace=w" + strconv.Itoa(i) }
+	for i := 0; i < 256; i++ {
+		if r := s.call(10+i, "resources/subscribe", map[string]any{"uri": uri(i)}); r.Error != nil {
+			t.Fatalf("subscription %d refused: %s", i, r.raw)
+		}
+	}
+	r := s.call(1000, "resources/subscribe", map[string]any{"uri": uri(256)})
+	if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "256") || !strings.Contains(r.Error.Message, "resources/unsubscribe") {
+		t.Fatalf("257th subscription: %s", r.raw)
+	}
+	r = s.call(1001, "subscriptions/listen", map[string]any{"_meta": modernMeta(),
+		"notifications": map[string]any{"resourceSubscriptions": []string{uri(300)}}})
+	if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "256") {
+		t.Fatalf("listen over the limit: %s", r.raw)
+	}
+	if r := s.call(1002, "resources/unsubscribe", map[string]any{"uri": uri(0)}); r.Error != nil {
+		t.Fatal(r.raw)
+	}
+	if r := s.call(1003, "resources/subscribe", map[string]any{"uri": uri(256)}); r.Error != nil {
+		t.Fatalf("subscribe after unsubscribe: %s", r.raw)
+	}
+	if len(s.stray) != 0 {
+		t.Fatalf("unexpected messages: %v", s.stray)
 	}
 }
