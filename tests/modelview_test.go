@@ -209,3 +209,28 @@ func TestSubscriptionLimitThroughTheBinary(t *testing.T) {
 		t.Fatalf("unexpected messages: %v", s.stray)
 	}
 }
+
+// The roster tools' refusals reach the model too, though their
+// outputSchema does not describe a refusal: the text alone, no
+// structuredContent that would contradict the schema.
+func TestRosterArgumentRefusal(t *testing.T) {
+	s := startServer(t, baseEnv(t))
+	initialize(t, s)
+	r := s.call(1, "tools/call", map[string]any{"name": "shift_check_in", "arguments": map[string]any{"gist": "g", "files": "not-a-list"}})
+	if r.Error != nil {
+		t.Fatalf("want a tool result: %s", r.raw)
+	}
+	var res struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError           bool            `json:"isError"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(r.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || len(res.Content) == 0 || !strings.Contains(res.Content[0].Text, "arguments.files") || !strings.Contains(res.Content[0].Text, "-32602") {
+		t.Fatalf("refusal not readable: %s", r.raw)
+	}
+}

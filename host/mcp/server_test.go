@@ -331,3 +331,33 @@ func TestSubscriptionLimit(t *testing.T) {
 		t.Fatalf("listen with 256 URIs: %v", err)
 	}
 }
+
+// Every served tool answers an argument refusal with a result, never
+// -32603; structuredContent, when present, satisfies the outputSchema
+// (the git tools' schemas foresee the refusal, so they carry it).
+func TestArgumentRefusalForEveryTool(t *testing.T) {
+	s, _, _ := testServer(t, repopath.Policy{})
+	for _, tool := range s.opts.Catalog.Tools {
+		res, isErr, err := s.argumentRefused(tool, generation{modern: true, version: V20260728}, msgInvalidParams, "arguments.x is not allowed")
+		if res == nil || !isErr {
+			t.Errorf("%s: no tool result: %v", tool.Name, err)
+			continue
+		}
+		var out struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		}
+		if err := json.Unmarshal(res, &out); err != nil || len(out.Content) != 1 || !strings.Contains(out.Content[0].Text, "arguments.x is not allowed") {
+			t.Errorf("%s: %s", tool.Name, res)
+			continue
+		}
+		if out.StructuredContent != nil && !admits(tool, out.StructuredContent) {
+			t.Errorf("%s: structuredContent violates the outputSchema", tool.Name)
+		}
+		if out.StructuredContent == nil && tool.Provider == "git-read" {
+			t.Errorf("%s: git tool refusal without structuredContent", tool.Name)
+		}
+	}
+}

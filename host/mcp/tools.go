@@ -197,13 +197,31 @@ func (s *Server) argumentRefused(tool *catalog.Tool, g generation, message, deta
 	if err != nil {
 		return nil, false, fmt.Errorf("encode details: %w", err)
 	}
-	res, err := s.toolResult(tool, g, "", &sdk.Result{Error: &sdk.ToolError{
-		Code: codeInvalidParams, Message: refusal.Message, Data: data,
-	}})
+	payload, err := rpc.Marshal(envelope{Tool: tool.Name, ReadOnly: tool.ReadOnly, Tier: tool.Tier,
+		Error: &payloadError{Code: codeInvalidParams, Message: refusal.Message, Data: data}})
+	if err != nil {
+		return nil, false, fmt.Errorf("encode payload: %w", err)
+	}
+	out := map[string]any{"content": []map[string]any{{"type": "text", "text": string(payload)}}, "isError": true}
+	// structuredContent must match the tool's outputSchema (clients
+	// validate it even on errors); a schema that does not foresee a
+	// refusal gets the text alone, which an error result may be.
+	if g.structured() && admits(tool, payload) {
+		out["structuredContent"] = json.RawMessage(payload)
+	}
+	res, err := rpc.Marshal(out)
 	if err != nil {
 		return nil, false, err
 	}
 	return res, true, refusal
+}
+
+// admits reports whether payload satisfies the tool's outputSchema.
+func admits(tool *catalog.Tool, payload []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	var v any
+	return dec.Decode(&v) == nil && tool.ValidatePayload(v) == nil
 }
 
 func validationDetails(err error) string {
