@@ -101,7 +101,7 @@ func mixedCalls(t testing.TB, s *server, repo string, base, n int) {
 				t.Fatalf("unknown tool succeeded: %s", r.raw)
 			}
 		case 2:
-			if r := s.call(id, "tools/call", map[string]any{"name": "repo.status", "arguments": map[string]any{"repoPath": "relative/path"}}); r.Error == nil {
+			if r := s.call(id, "tools/call", map[string]any{"name": "repo.status", "arguments": map[string]any{"repoPath": "relative/path"}}); codeOf(t, r) != -32602 {
 				t.Fatalf("relative repoPath accepted: %s", r.raw)
 			}
 		}

@@ -77,7 +77,7 @@ func TestAllowedRootsContainment(t *testing.T) {
 				}
 				return
 			}
-			if r.Error == nil || r.Error.Code != tc.wantCode {
+			if codeOf(t, r) != tc.wantCode {
 				t.Fatalf("want JSON-RPC error %d, got %s", tc.wantCode, r.raw)
 			}
 			if tc.wantCode == -32011 && strings.Contains(string(r.Error.Data), foreign) {

@@ -36,7 +36,7 @@ func TestExternalProvider(t *testing.T) {
 	}
 	// The host validated the arguments before the provider saw them.
 	bad := s.call(3, "tools/call", map[string]any{"name": "echo.say", "arguments": map[string]any{"text": ""}})
-	if bad.Error == nil || bad.Error.Code != -32602 || !strings.Contains(string(bad.Error.Data), "arguments.text") {
+	if code, text := refusal(t, bad); code != -32602 || !strings.Contains(text, "arguments.text") {
 		t.Fatalf("empty text: want -32602 naming arguments.text, got %s", bad.raw)
 	}
 }

@@ -52,7 +52,7 @@ func TestOptionInjectionThroughRefs(t *testing.T) {
 		switch {
 		case c.wantCode == 0 && r.Error != nil:
 			t.Errorf("%s: unexpected error %s", c.tool, r.raw)
-		case c.wantCode != 0 && (r.Error == nil || r.Error.Code != c.wantCode):
+		case c.wantCode != 0 && codeOf(t, r) != c.wantCode:
 			t.Errorf("%s %v: want %d, got %.300s", c.tool, args, c.wantCode, r.raw)
 		}
 		if c.tool == "repo.refs" && !strings.Contains(r.raw, `--output=`) {

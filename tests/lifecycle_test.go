@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,37 +183,75 @@ func TestOversizeFrame(t *testing.T) {
 	}
 }
 
-// notifications/cancelled cancels an in-flight call: no reply is sent for
-// it, and the server keeps serving.
-func TestCancelInFlight(t *testing.T) {
-	s := startServer(t, baseEnv(t))
-	initialize(t, s)
-	repo := fixtureRepo(t)
-	// The call may or may not finish before the cancellation lands; even if
-	// it finishes first the contract holds: at most one reply, then more
-	// requests are served.
-	s.sendJSON(map[string]any{"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
-		"params": map[string]any{"name": "repo.history", "arguments": map[string]any{"repoPath": repo}}})
-	s.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
-		"params": map[string]any{"requestId": "slow", "reason": "test"}})
-	r := s.call("after", "ping", nil)
-	if r.Error != nil {
-		t.Fatalf("ping after cancel: %s", r.raw)
-	}
-	// Drain: a reply to "slow" may have raced the cancellation, but no
-	// second one and nothing else may follow.
-	deadline := time.After(2 * time.Second)
+// waitFile waits until path exists (the echo provider's progress marks).
+func waitFile(t testing.TB, path string) []byte {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		select {
-		case l := <-s.lines:
-			var m map[string]json.RawMessage
-			_ = json.Unmarshal([]byte(l), &m)
-			if string(m["id"]) != `"slow"` {
-				t.Fatalf("unexpected line: %s", l)
-			}
-		case <-deadline:
-			return
+		if b, err := os.ReadFile(path); err == nil {
+			return b
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// notifications/cancelled for an in-flight call: the MCP specification
+// says the receiver should not answer a cancelled request, so exactly no
+// reply carries its id, the provider's call is cancelled, and a request
+// sent after it is answered exactly once. A cancellation that names a
+// request already answered changes nothing. The echo provider reports
+// when it is inside the call, so the cancellation is known to land while
+// the call runs.
+func TestCancelInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		id     any
+		modern bool
+	}{
+		{"legacy integer id", 41, false},
+		{"legacy string id", "slow", false},
+		{"modern", "slow-modern", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startServer(t, echoEnv(t))
+			if !tc.modern {
+				initialize(t, s)
+			}
+			params := func(name string, args map[string]any) map[string]any {
+				p := map[string]any{"name": name, "arguments": args}
+				if tc.modern {
+					p["_meta"] = modernMeta()
+				}
+				return p
+			}
+			marker := filepath.Join(t.TempDir(), "marker")
+			s.sendJSON(map[string]any{"jsonrpc": "2.0", "id": tc.id, "method": "tools/call",
+				"params": params("echo.sleep", map[string]any{"ms": 120000, "marker": marker})})
+			waitFile(t, marker+".started")
+			s.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
+				"params": map[string]any{"requestId": tc.id, "reason": "test"}})
+			if got := string(waitFile(t, marker)); got != "cancelled" {
+				t.Fatalf("provider call ended %q, want cancelled", got)
+			}
+			// A request after the cancellation is answered, exactly once.
+			r := s.call("after", "tools/call", params("echo.say", map[string]any{"text": "still here"}))
+			if p := toolPayload(t, r); p["data"].(map[string]any)["text"] != "still here" {
+				t.Fatalf("call after cancel: %s", r.raw)
+			}
+			// A cancellation of a request already answered is ignored.
+			s.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
+				"params": map[string]any{"requestId": "after"}})
+			if r := s.call("ping-after", "tools/call", params("echo.noop", map[string]any{})); r.Error != nil {
+				t.Fatalf("noop after cancel: %s", r.raw)
+			}
+			s.quiet(500 * time.Millisecond)
+			if len(s.stray) != 0 {
+				t.Fatalf("lines other than the replies asked for (the cancelled request answered, or a reply sent twice): %v", s.stray)
+			}
+		})
 	}
 }
 
@@ -243,5 +280,73 @@ func TestRepliesAfterEOF(t *testing.T) {
 	}
 	if len(lines) != 3 || !ids["1"] || !ids["2"] || !ids["3"] {
 		t.Fatalf("want replies to 1, 2 and 3, got %d lines: %v", len(lines), ids)
+	}
+}
+
+// socketsIn lists the unix sockets directly in dir.
+func socketsIn(t testing.TB, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Type()&os.ModeSocket != 0 {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// Each SIGKILLed host leaves its provider's go-plugin socket behind (the
+// provider dies by SIGKILL too and cannot unlink it). They live in a
+// private per-user directory, and the next host removes the stale ones:
+// however often the host is killed, only live providers' sockets remain,
+// and nothing lands in the temp directory itself.
+func TestNoSocketsAccumulateWhenHostKilled(t *testing.T) {
+	tmp := canonicalTempDir(t)
+	env := append(baseEnv(t), "TMPDIR="+tmp)
+	sockDir := filepath.Join(tmp, "fluxgit-"+strconv.Itoa(os.Getuid()))
+	repo := fixtureRepo(t)
+	for round := 0; round < 4; round++ {
+		s := startServer(t, env)
+		initialize(t, s)
+		statusCall(t, s, 1, repo)
+		pids := providerPids(t, s.cmd.Process.Pid)
+		if len(pids) != 1 {
+			t.Fatalf("round %d: want 1 provider, got %v", round, pids)
+		}
+		if got := socketsIn(t, sockDir); len(got) != 1 {
+			t.Fatalf("round %d: want exactly the live provider's socket in %s, got %v", round, sockDir, got)
+		}
+		if err := s.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		<-s.done
+		deadline := time.Now().Add(10 * time.Second)
+		for alive(pids[0]) {
+			if time.Now().After(deadline) {
+				t.Fatalf("provider %d outlived the SIGKILLed host", pids[0])
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		// Control: the kill really leaves a socket, so the count above
+		// would grow by one per round without the clean-up at start.
+		if got := socketsIn(t, sockDir); len(got) != 1 {
+			t.Fatalf("round %d: after SIGKILL want the one stale socket, got %v", round, got)
+		}
+	}
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != filepath.Base(sockDir) {
+			t.Errorf("left in the temp directory: %s", e.Name())
+		}
+	}
+	if fi, err := os.Lstat(sockDir); err != nil || fi.Mode().Perm() != 0o700 || !fi.IsDir() {
+		t.Fatalf("socket directory: %v %v", fi, err)
 	}
 }

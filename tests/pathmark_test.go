@@ -12,10 +12,10 @@ import (
 	"github.com/fluxgit/fluxgit/host/audit"
 )
 
-// refusal returns the code and the whole text of a refused call, whether
+// rawRefusal returns the code and the whole raw reply of a refused call, whether
 // the host answered with a JSON-RPC error or a tool result flagged isError
 // (code 0 when the call was not refused).
-func refusal(t *testing.T, r response) (int, string) {
+func rawRefusal(t *testing.T, r response) (int, string) {
 	t.Helper()
 	if r.Error != nil {
 		return r.Error.Code, r.raw
@@ -122,7 +122,7 @@ func TestRunDirConfined(t *testing.T) {
 				}
 				id++
 				r := tc.srv.call(id, "tools/call", map[string]any{"name": tool, "arguments": args})
-				code, text := refusal(t, r)
+				code, text := rawRefusal(t, r)
 				if strings.Contains(text, outsideMarker) || strings.Contains(text, outside) {
 					t.Fatalf("outside content or path leaked: %s", text)
 				}
@@ -192,7 +192,7 @@ func TestPathMarkConfinesUnusualNames(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.call(10+i, "tools/call", map[string]any{"name": "echo.where", "arguments": tc.args})
-			code, text := refusal(t, r)
+			code, text := rawRefusal(t, r)
 			if strings.Contains(text, outside) {
 				t.Fatalf("refusal discloses the outside path: %s", text)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fluxgit/fluxgit/host/setup"
+	"github.com/fluxgit/fluxgit/plugins/builtin"
 )
 
 func newProvidersCmd(g *globalOptions) *cobra.Command {
@@ -16,7 +17,7 @@ func newProvidersCmd(g *globalOptions) *cobra.Command {
 		Short: "List each provider, its tools, and whether it starts",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := setup.LoadConfig(g.config())
+			cfg, err := setup.LoadConfig(g.config(), builtin.Names())
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
@@ -24,7 +25,7 @@ func newProvidersCmd(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			h, err := setup.Build(cfg, self, g.logger())
+			h, err := setup.Build(cfg, builtin.Names(), self, g.logger())
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}

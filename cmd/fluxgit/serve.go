@@ -14,6 +14,7 @@ import (
 	"github.com/fluxgit/fluxgit/host/repopath"
 	"github.com/fluxgit/fluxgit/host/rpc"
 	"github.com/fluxgit/fluxgit/host/setup"
+	"github.com/fluxgit/fluxgit/plugins/builtin"
 )
 
 func newServeCmd(g *globalOptions) *cobra.Command {
@@ -29,7 +30,7 @@ func newServeCmd(g *globalOptions) *cobra.Command {
 
 func serve(ctx context.Context, g *globalOptions) error {
 	log := g.logger()
-	cfg, err := setup.LoadConfig(g.config())
+	cfg, err := setup.LoadConfig(g.config(), builtin.Names())
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
@@ -42,7 +43,7 @@ func serve(ctx context.Context, g *globalOptions) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("locate own executable: %w", err)}
 	}
-	h, err := setup.Build(cfg, self, log)
+	h, err := setup.Build(cfg, builtin.Names(), self, log)
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}

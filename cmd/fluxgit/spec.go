@@ -29,7 +29,7 @@ func newSpecCmd(g *globalOptions) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			known := append(builtin.Names(), builtin.Planned...)
-			cfg, err := setup.LoadConfig(g.config())
+			cfg, err := setup.LoadConfig(g.config(), builtin.Names())
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/fluxgit/fluxgit/host/rpc"
 )
 
 // Protocol versions. The legacy generation negotiates one of these in
@@ -61,6 +63,11 @@ type clientInfo struct {
 func (g generation) annotations() bool { return g.modern || g.version >= V20250326 }
 func (g generation) structured() bool  { return g.modern || g.version >= V20250618 }
 
+// toolErrorsForArguments: from 2025-11-25 on, an argument that fails
+// validation is a tool execution error (a result with isError) rather than
+// a JSON-RPC protocol error.
+func (g generation) toolErrorsForArguments() bool { return g.modern || g.version >= V20251125 }
+
 // legacyOnly are methods the modern generation removed.
 var legacyOnly = []string{"initialize", "ping", "resources/subscribe", "resources/unsubscribe", "logging/setLevel", "notifications/initialized"}
 
@@ -84,6 +91,18 @@ type rpcError struct {
 	Code    int64
 	Message string
 	Data    any
+	// audit, when set, is what the audit ledger keeps instead of Message:
+	// a message that quotes argument details must not reach the ledger,
+	// which records arguments only as fingerprints.
+	audit string
+}
+
+// auditMessage is the refusal as the audit ledger may record it.
+func (e *rpcError) auditMessage() string {
+	if e.audit != "" {
+		return e.audit
+	}
+	return e.Message
 }
 
 func (e *rpcError) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }
@@ -106,8 +125,8 @@ func spliceFields(obj json.RawMessage, kv ...any) (json.RawMessage, error) {
 	out := make([]byte, 0, len(obj)+256)
 	out = append(out, '{')
 	for i := 0; i+1 < len(kv); i += 2 {
-		k, _ := json.Marshal(kv[i])
-		v, err := json.Marshal(kv[i+1])
+		k, _ := rpc.Marshal(kv[i])
+		v, err := rpc.Marshal(kv[i+1])
 		if err != nil {
 			return nil, err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -22,7 +21,7 @@ const (
 	OutcomeError Outcome = "error"
 	// OutcomeBlocked: the call was refused — a JSON-RPC error (unknown
 	// tool, invalid arguments, refused path, provider failure), or a
-	// refusal delivered as an isError result (see refusedResult).
+	// refusal delivered as an isError result (see argumentRefused).
 	OutcomeBlocked Outcome = "blocked"
 )
 
@@ -112,29 +111,13 @@ type Recorder interface {
 	RecordCall(ctx context.Context, rec CallRecord)
 }
 
-// refusedResult is a refusal the client receives as a tool result with
-// isError instead of a JSON-RPC error (the MCP specification asks for that
-// with input-validation failures on newer protocol versions). toolsCall
-// returns it as its error so that the recorder still sees a refused call,
-// coalesced like every other refusal, rather than a tool that ran;
-// recordCall unwraps it and hands the client the result.
-type refusedResult struct {
-	result  json.RawMessage
-	code    int64
-	message string
-}
-
-func (r *refusedResult) Error() string {
-	return fmt.Sprintf("%s (%d), delivered as a tool result", r.message, r.code)
-}
-
 // recordCall wraps toolsCall with the audit hook.
 func (s *Server) recordCall(ctx context.Context, g generation, p params) (json.RawMessage, error) {
 	start := time.Now()
 	res, isErr, err := s.toolsCall(ctx, g, p)
-	var refused *refusedResult
-	if errors.As(err, &refused) {
-		res, isErr, err = refused.result, true, nil
+	refusal := err
+	if res != nil {
+		err = nil // an argument refusal answered as a tool result
 	}
 	if s.opts.Recorder == nil {
 		return res, err
@@ -146,13 +129,11 @@ func (s *Server) recordCall(ctx context.Context, g generation, p params) (json.R
 		rec.scope = scopeArguments(rec.Arguments, t.Paths)
 	}
 	switch {
-	case refused != nil:
-		rec.Outcome, rec.ErrorMessage, rec.ErrorCode = OutcomeBlocked, refused.message, refused.code
-	case err != nil:
+	case refusal != nil:
 		rec.Outcome = OutcomeBlocked
 		var re *rpcError
-		if errors.As(err, &re) {
-			rec.ErrorMessage, rec.ErrorCode = re.Message, re.Code
+		if errors.As(refusal, &re) {
+			rec.ErrorMessage, rec.ErrorCode = re.auditMessage(), re.Code
 		} else {
 			rec.ErrorMessage, rec.ErrorCode = "internal error", codeInternal
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/fluxgit/fluxgit/host/catalog"
 	"github.com/fluxgit/fluxgit/host/providers"
 	"github.com/fluxgit/fluxgit/host/repopath"
+	"github.com/fluxgit/fluxgit/host/rpc"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -237,7 +238,8 @@ func (s *Server) respond(parent, ctx context.Context, conn *jsonrpc2.Conn, req *
 		_ = conn.ReplyWithError(parent, req.ID, e)
 		return
 	}
-	_ = conn.Reply(parent, req.ID, res)
+	// Sent as built: conn.Reply would encode the result a second time.
+	_ = conn.SendResponse(parent, &jsonrpc2.Response{ID: req.ID, Result: &res})
 }
 
 func (s *Server) notification(req *jsonrpc2.Request) {
@@ -416,6 +418,24 @@ func parseClientInfo(raw json.RawMessage) (clientInfo, error) {
 	return ci, nil
 }
 
+// legacyClientInfo reads initialize's clientInfo leniently: a malformed
+// clientInfo does not fail the handshake (old clients send odd shapes), and
+// only a non-blank string name counts as an identity.
+func legacyClientInfo(raw json.RawMessage) (clientInfo, bool) {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
+		return clientInfo{}, false
+	}
+	var ci clientInfo
+	if json.Unmarshal(m["name"], &ci.Name) != nil || strings.TrimSpace(ci.Name) == "" {
+		return clientInfo{}, false
+	}
+	if json.Unmarshal(m["version"], &ci.Version) != nil {
+		ci.Version = ""
+	}
+	return ci, true
+}
+
 func (s *Server) serverInfo(g generation) map[string]any {
 	info := map[string]any{"name": s.opts.Name, "version": s.opts.Version}
 	if g.modern || g.version >= V20250618 {
@@ -445,18 +465,22 @@ func (s *Server) initialize(p params) (json.RawMessage, error) {
 		return nil, invalidParams("initialize needs a string protocolVersion")
 	}
 	g := generation{version: negotiate(*req.ProtocolVersion)}
-	if len(req.ClientInfo) > 0 {
-		// A malformed clientInfo does not fail the handshake (old clients
-		// send odd shapes); it just leaves the caller anonymous.
-		if ci, err := parseClientInfo(req.ClientInfo); err == nil {
-			g.client = ci
-		}
-	}
+	ci, named := legacyClientInfo(req.ClientInfo)
 	s.mu.Lock()
+	switch {
+	case named:
+		g.client = ci
+	case s.inits:
+		// A later initialize without a usable name (blank, missing,
+		// malformed) keeps the agent id the session already has: the
+		// audit ledger and the roster attribute calls by it, and an
+		// anonymous re-handshake must not erase who is calling.
+		g.client = s.session.client
+	}
 	s.session = g
 	s.inits = true
 	s.mu.Unlock()
-	return json.Marshal(map[string]any{
+	return rpc.Marshal(map[string]any{
 		"protocolVersion": g.version,
 		"capabilities":    s.capabilities(),
 		"serverInfo":      s.serverInfo(g),
@@ -465,7 +489,7 @@ func (s *Server) initialize(p params) (json.RawMessage, error) {
 }
 
 func (s *Server) discover() (json.RawMessage, error) {
-	return json.Marshal(map[string]any{
+	return rpc.Marshal(map[string]any{
 		"supportedVersions": SupportedVersions,
 		"capabilities":      s.capabilities(),
 		"instructions":      Instructions,

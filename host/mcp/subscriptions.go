@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"sort"
 	"sync"
@@ -19,6 +20,12 @@ import (
 // and kept (re-opened if the provider restarts) for the process lifetime.
 // Each change is matched against the legacy subscription set and every
 // open modern listen stream.
+
+// MaxSubscriptions bounds the resource subscriptions one connection may
+// hold: legacy resources/subscribe URIs plus the URIs of every open
+// subscriptions/listen stream together. Each costs memory for the life of
+// the session, so an unbounded set lets one client exhaust the host.
+const MaxSubscriptions = 256
 
 // subscriptions is the per-connection subscription state.
 type subscriptions struct {
@@ -36,6 +43,27 @@ type listen struct {
 type watch struct {
 	ready chan struct{} // closed when the provider confirmed registration
 	once  sync.Once
+}
+
+// held counts the subscriptions the connection holds; subs.mu must be held.
+func (subs *subscriptions) held() int {
+	n := len(subs.legacy)
+	for _, l := range subs.listens {
+		n += len(l.uris)
+	}
+	return n
+}
+
+// subscriptionLimit is the refusal for a subscription over MaxSubscriptions;
+// howToFree says what the client must end first.
+func subscriptionLimit(held, asked int, howToFree string) *rpcError {
+	return errorf(codeInvalidParams, map[string]any{
+		"limit":   MaxSubscriptions,
+		"held":    held,
+		"asked":   asked,
+		"details": fmt.Sprintf("subscription limit reached: a session may hold at most %d resource subscriptions and holds %d; %s first", MaxSubscriptions, held, howToFree),
+	}, "Subscription limit reached: at most %d resource subscriptions per session (%d held, %d more asked); %s first",
+		MaxSubscriptions, held, asked, howToFree)
 }
 
 func newSubscriptions() *subscriptions {
@@ -165,10 +193,21 @@ func (s *Server) resourcesSubscribe(ctx context.Context, p params, on bool) (jso
 		s.subs.mu.Unlock()
 		return json.RawMessage(`{}`), nil
 	}
+	// Check before starting a watch, so a refused subscribe changes nothing.
+	s.subs.mu.Lock()
+	if held := s.subs.held(); !s.subs.legacy[key] && held >= MaxSubscriptions {
+		s.subs.mu.Unlock()
+		return nil, subscriptionLimit(held, 1, "call resources/unsubscribe for a URI you no longer need")
+	}
+	s.subs.mu.Unlock()
 	s.ensureWatch(ctx, owner)
 	s.subs.mu.Lock()
+	defer s.subs.mu.Unlock()
+	if held := s.subs.held(); !s.subs.legacy[key] && held >= MaxSubscriptions {
+		// Another request filled the last slot while the watch started.
+		return nil, subscriptionLimit(held, 1, "call resources/unsubscribe for a URI you no longer need")
+	}
 	s.subs.legacy[key] = true
-	s.subs.mu.Unlock()
 	return json.RawMessage(`{}`), nil
 }
 
@@ -200,6 +239,13 @@ func (s *Server) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, p para
 			honoured = append(honoured, uri)
 		}
 	}
+	const freeListen = "end a subscriptions/listen you no longer need (notifications/cancelled with its request id) or ask for fewer URIs"
+	s.subs.mu.Lock()
+	held := s.subs.held()
+	s.subs.mu.Unlock()
+	if held+len(l.uris) > MaxSubscriptions {
+		return nil, subscriptionLimit(held, len(l.uris), freeListen)
+	}
 	names := make([]string, 0, len(owners))
 	for o := range owners {
 		names = append(names, o)
@@ -214,6 +260,10 @@ func (s *Server) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, p para
 	// Register before acknowledging, and acknowledge before anything else
 	// for this subscription can be sent.
 	s.subs.mu.Lock()
+	if held := s.subs.held(); held+len(l.uris) > MaxSubscriptions {
+		s.subs.mu.Unlock()
+		return nil, subscriptionLimit(held, len(l.uris), freeListen)
+	}
 	s.subs.listens[id] = l
 	conn := s.conn
 	s.subs.mu.Unlock()

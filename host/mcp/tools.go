@@ -11,6 +11,7 @@ import (
 
 	"github.com/fluxgit/fluxgit/host/catalog"
 	"github.com/fluxgit/fluxgit/host/repopath"
+	"github.com/fluxgit/fluxgit/host/rpc"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -50,7 +51,7 @@ func (s *Server) toolsList(g generation, p params) (json.RawMessage, error) {
 		}
 		tools = append(tools, def)
 	}
-	raw, err := json.Marshal(map[string]any{"tools": tools})
+	raw, err := rpc.Marshal(map[string]any{"tools": tools})
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +103,8 @@ func (s *Server) unknownTool(name string) *rpcError {
 }
 
 // toolsCall runs one tools/call; isErr reports a tool result with isError.
+// A call refused for its arguments may carry both a result (what the
+// client is sent) and the refusal as err (what the audit ledger records).
 func (s *Server) toolsCall(ctx context.Context, g generation, p params) (res json.RawMessage, isErr bool, err error) {
 	var name string
 	if raw, ok := p["name"]; !ok || json.Unmarshal(raw, &name) != nil || name == "" {
@@ -126,7 +129,7 @@ func (s *Server) toolsCall(ctx context.Context, g generation, p params) (res jso
 		args = m
 	}
 	if err := tool.ValidateArguments(args); err != nil {
-		return nil, false, invalidParams(validationDetails(err))
+		return s.argumentRefused(tool, g, msgInvalidParams, validationDetails(err))
 	}
 	// Every argument the spec marks as a filesystem path (x-fluxgit-path),
 	// whatever its name, is canonicalised and confined here; the provider
@@ -135,6 +138,9 @@ func (s *Server) toolsCall(ctx context.Context, g generation, p params) (res jso
 	if err != nil {
 		var re *repopath.Error
 		if errors.As(err, &re) {
+			if details, ok := re.Data["details"].(string); ok && re.Code == codeInvalidParams {
+				return s.argumentRefused(tool, g, re.Message, details)
+			}
 			return nil, false, &rpcError{Code: re.Code, Message: re.Message, Data: re.Data}
 		}
 		return nil, false, err
@@ -153,7 +159,7 @@ func (s *Server) toolsCall(ctx context.Context, g generation, p params) (res jso
 			re *sdk.RefusedError
 		)
 		if errors.As(err, &ae) {
-			return nil, false, invalidParams(ae.Details)
+			return s.argumentRefused(tool, g, msgInvalidParams, ae.Details)
 		}
 		if errors.As(err, &re) {
 			return nil, false, &rpcError{Code: re.Code, Message: re.Message, Data: re.Data}
@@ -167,6 +173,58 @@ func (s *Server) toolsCall(ctx context.Context, g generation, p params) (res jso
 	}
 	res, err = s.toolResult(tool, g, repoPath, pres)
 	return res, pres.Error != nil, err
+}
+
+// msgInvalidParams is JSON-RPC's message for -32602.
+const msgInvalidParams = "Invalid params"
+
+// argumentRefused answers a call whose arguments failed validation (the
+// inputSchema, the path rules, or the provider's own checks). The MCP
+// specification (2025-11-25) asks servers to report input validation
+// errors as tool execution errors, so the model can read why and correct
+// the call: for modern requests and legacy sessions on 2025-11-25 it is a
+// tool result with isError whose payload error is -32602 with
+// data.details. Older clients keep the JSON-RPC -32602 they were built
+// for, with the details in the message too, because many clients show
+// only the message to the model.
+//
+// Either way the refusal is returned as the error too, so the audit ledger
+// records the call as refused; a caller that got a result sends the result.
+func (s *Server) argumentRefused(tool *catalog.Tool, g generation, message, details string) (json.RawMessage, bool, error) {
+	refusal := invalidParams(details)
+	refusal.Message, refusal.audit = message+": "+details, message
+	if !g.toolErrorsForArguments() {
+		return nil, false, refusal
+	}
+	data, err := rpc.Marshal(map[string]any{"details": details})
+	if err != nil {
+		return nil, false, fmt.Errorf("encode details: %w", err)
+	}
+	payload, err := rpc.Marshal(envelope{Tool: tool.Name, ReadOnly: tool.ReadOnly, Tier: tool.Tier,
+		Error: &payloadError{Code: codeInvalidParams, Message: refusal.Message, Data: data}})
+	if err != nil {
+		return nil, false, fmt.Errorf("encode payload: %w", err)
+	}
+	out := map[string]any{"content": []map[string]any{{"type": "text", "text": string(payload)}}, "isError": true}
+	// structuredContent must match the tool's outputSchema (clients
+	// validate it even on errors); a schema that does not foresee a
+	// refusal gets the text alone, which an error result may be.
+	if g.structured() && admits(tool, payload) {
+		out["structuredContent"] = json.RawMessage(payload)
+	}
+	res, err := rpc.Marshal(out)
+	if err != nil {
+		return nil, false, err
+	}
+	return res, true, refusal
+}
+
+// admits reports whether payload satisfies the tool's outputSchema.
+func admits(tool *catalog.Tool, payload []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	var v any
+	return dec.Decode(&v) == nil && tool.ValidatePayload(v) == nil
 }
 
 func validationDetails(err error) string {
@@ -200,10 +258,13 @@ func (s *Server) toolResult(tool *catalog.Tool, g generation, repoPath string, r
 			env.Data = json.RawMessage("{}")
 		}
 	}
-	payload, err := json.Marshal(env)
+	payload, err := rpc.Marshal(env)
 	if err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
 	}
+	// The provider's data may arrive HTML-escaped (encoding/json's default
+	// on its side); the text the model reads must show '<' as '<'.
+	payload = rpc.UnescapeHTML(payload)
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.UseNumber()
 	var decoded any
@@ -225,7 +286,7 @@ func (s *Server) toolResult(tool *catalog.Tool, g generation, repoPath string, r
 	if g.structured() {
 		out["structuredContent"] = json.RawMessage(payload)
 	}
-	return json.Marshal(out)
+	return rpc.Marshal(out)
 }
 
 func (s *Server) resourcesList(p params, templates bool) (json.RawMessage, error) {
@@ -237,13 +298,13 @@ func (s *Server) resourcesList(p params, templates bool) (json.RawMessage, error
 		for _, r := range s.opts.Catalog.Templates {
 			list = append(list, resourceDef(r, "uriTemplate", r.URITemplate))
 		}
-		return json.Marshal(map[string]any{"resourceTemplates": list})
+		return rpc.Marshal(map[string]any{"resourceTemplates": list})
 	}
 	list := make([]map[string]any, 0, len(s.opts.Catalog.Resources))
 	for _, r := range s.opts.Catalog.Resources {
 		list = append(list, resourceDef(r, "uri", r.URI))
 	}
-	return json.Marshal(map[string]any{"resources": list})
+	return rpc.Marshal(map[string]any{"resources": list})
 }
 
 func resourceDef(r *catalog.Resource, key, val string) map[string]any {
@@ -330,5 +391,5 @@ func (s *Server) resourcesRead(ctx context.Context, g generation, p params) (jso
 	} else {
 		item["text"] = res.Text
 	}
-	return json.Marshal(map[string]any{"contents": []any{item}})
+	return rpc.Marshal(map[string]any{"contents": []any{item}})
 }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -44,6 +43,10 @@ type Manager struct {
 	procs map[string]*proc
 	start map[string]*sync.Mutex // one start at a time per provider
 	done  bool
+
+	created  time.Time // sockets older than this may be stale
+	sockOnce sync.Once
+	sockDir  string
 }
 
 type proc struct {
@@ -53,7 +56,7 @@ type proc struct {
 
 // New builds a manager; nothing starts yet.
 func New(specs []Spec, log hclog.Logger) *Manager {
-	m := &Manager{log: log, specs: map[string]Spec{}, procs: map[string]*proc{}, start: map[string]*sync.Mutex{}}
+	m := &Manager{log: log, specs: map[string]Spec{}, procs: map[string]*proc{}, start: map[string]*sync.Mutex{}, created: time.Now()}
 	for _, s := range specs {
 		m.specs[s.Name] = s
 		m.start[s.Name] = &sync.Mutex{}
@@ -103,6 +106,10 @@ func (m *Manager) client(name string) (*proc, error) {
 	if p != nil {
 		m.log.Warn("provider exited; restarting", "provider", name)
 		p.plugin.Kill()
+		// A provider that died by a signal left its socket behind.
+		if dir := m.socketDir(); dir != "" {
+			removeStaleSockets(dir, time.Now())
+		}
 	}
 	p, err := m.launch(spec)
 	if err != nil {
@@ -118,12 +125,29 @@ func (m *Manager) client(name string) (*proc, error) {
 	return p, nil
 }
 
+// socketDir prepares the private socket directory once, on the first
+// start, so a host that never starts a provider touches nothing. When it is
+// refused, providers fall back to go-plugin's default (the temp directory)
+// and the reason is logged.
+func (m *Manager) socketDir() string {
+	m.sockOnce.Do(func() {
+		dir, err := prepareSocketDir(m.created)
+		if err != nil {
+			m.log.Warn("provider sockets go to the temp directory instead of a private one", "err", err)
+			return
+		}
+		m.sockDir = dir
+	})
+	return m.sockDir
+}
+
 func (m *Manager) launch(spec Spec) (*proc, error) {
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Env = append(os.Environ(), spec.Env...)
-	// Pdeathsig ends the provider when the host dies, even by SIGKILL; the
-	// SDK's parent watcher covers what Pdeathsig misses.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	tieToHost(cmd)
+	if dir := m.socketDir(); dir != "" {
+		cmd.Env = append(cmd.Env, plugin.EnvUnixSocketDir+"="+dir)
+	}
 	pc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		Plugins:          sdk.PluginSet(nil),
@@ -220,6 +244,9 @@ func (m *Manager) dropIfDead(name string, p *proc) {
 	}
 	m.mu.Unlock()
 	p.plugin.Kill()
+	if dir := m.socketDir(); dir != "" {
+		removeStaleSockets(dir, time.Now())
+	}
 }
 
 // Running reports whether a provider process is currently up.

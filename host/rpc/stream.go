@@ -193,7 +193,7 @@ func (s *Stream) ReadObject(v any) error {
 // A non-response that is too large or cannot be serialized is not written and
 // an error is returned.
 func (s *Stream) WriteObject(v any) error {
-	b, err := json.Marshal(v)
+	b, err := Marshal(v)
 	if err != nil {
 		id, ok := responseIDOf(v)
 		if !ok {
@@ -206,7 +206,9 @@ func (s *Stream) WriteObject(v any) error {
 		s.logf("response %s cannot be serialized: %v", raw, err)
 		return s.writeError(raw, jsonrpc2.CodeInternalError, msgInternal, retryData{Details: "the response could not be serialized: " + err.Error(), Retryable: false})
 	}
-	return s.send(b)
+	// jsonrpc2 encodes results, error data and notification params with
+	// encoding/json's HTML escaping before they reach this writer.
+	return s.send(UnescapeHTML(b))
 }
 
 // send writes b (a compact JSON value produced by encoding/json), restoring
@@ -269,7 +271,7 @@ func (s *Stream) WriteError(id json.RawMessage, code int64, message string, data
 
 // writeError writes {"jsonrpc":"2.0","id":id,"error":{…}}; a nil id is null.
 func (s *Stream) writeError(id []byte, code int64, message string, data any) error {
-	b, err := json.Marshal(errorResponse{JSONRPC: "2.0", ID: json.RawMessage(id), Error: errorObject{Code: code, Message: message, Data: data}})
+	b, err := Marshal(errorResponse{JSONRPC: "2.0", ID: json.RawMessage(id), Error: errorObject{Code: code, Message: message, Data: data}})
 	if err != nil {
 		// id or data does not serialize: fall back to what always does.
 		s.logf("error response cannot be serialized: %v", err)

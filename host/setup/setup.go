@@ -16,7 +16,6 @@ import (
 
 	"github.com/fluxgit/fluxgit/host/catalog"
 	"github.com/fluxgit/fluxgit/host/providers"
-	"github.com/fluxgit/fluxgit/plugins/builtin"
 	"github.com/fluxgit/fluxgit/spec"
 )
 
@@ -33,7 +32,8 @@ const EnvConfig = "FLUXGIT_CONFIG"
 //	    env: ["ECHO_MODE=loud"]
 //	    spec: ./echo-spec      # the provider's own tool files (tools/*.yaml)
 //
-// Relative paths are resolved against the file's directory.
+// Relative paths, command included, are resolved against the file's
+// directory (see LoadConfig).
 type Config struct {
 	Spec      string           `yaml:"spec"`
 	Providers []ProviderConfig `yaml:"providers"`
@@ -49,8 +49,15 @@ type ProviderConfig struct {
 }
 
 // LoadConfig reads a configuration file. An empty path returns the empty
-// configuration.
-func LoadConfig(path string) (*Config, error) {
+// configuration. builtins are the names of the providers compiled into the
+// binary: a configured provider may not shadow one.
+//
+// A relative command is resolved against the file's directory, whatever it
+// looks like: "./bin/p", "bin/p" and "p" all name a file next to the
+// configuration, never a PATH lookup, so what runs does not depend on the
+// caller's PATH or working directory. Write an absolute path to run a
+// program from elsewhere.
+func LoadConfig(path string, builtins []string) (*Config, error) {
 	cfg := &Config{}
 	if path == "" {
 		return cfg, nil
@@ -65,7 +72,10 @@ func LoadConfig(path string) (*Config, error) {
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("parse config %s: %w", path, err)
 	}
-	base := filepath.Dir(path)
+	base, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("config %s: resolve its directory: %w", path, err)
+	}
 	abs := func(p string) string {
 		if p == "" || filepath.IsAbs(p) {
 			return p
@@ -74,7 +84,7 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	cfg.Spec = abs(cfg.Spec)
 	seen := map[string]bool{}
-	for _, n := range builtin.Names() {
+	for _, n := range builtins {
 		seen[n] = true
 	}
 	for i := range cfg.Providers {
@@ -90,9 +100,7 @@ func LoadConfig(path string) (*Config, error) {
 			return nil, fmt.Errorf("config %s: provider %q has no spec directory", path, p.Name)
 		}
 		seen[p.Name] = true
-		if strings.ContainsRune(p.Command, filepath.Separator) {
-			p.Command = abs(p.Command)
-		}
+		p.Command = abs(p.Command)
 		p.Spec = abs(p.Spec)
 	}
 	return cfg, nil
@@ -115,15 +123,17 @@ type Layer struct {
 	Owner string
 }
 
-// Build assembles the host. self is the fluxgit executable that serves the
-// built-in providers.
-func Build(cfg *Config, self string, log hclog.Logger) (*Host, error) {
+// Build assembles the host. builtins are the providers compiled into the
+// binary (the caller owns that list, so this package never depends on their
+// implementations); self is the fluxgit executable that serves them with
+// `provider NAME`.
+func Build(cfg *Config, builtins []string, self string, log hclog.Logger) (*Host, error) {
 	layers := []Layer{{Name: "embedded", FS: spec.FS}}
 	if cfg.Spec != "" {
 		layers = append(layers, Layer{Name: cfg.Spec, FS: os.DirFS(cfg.Spec)})
 	}
 	var specs []providers.Spec
-	for _, n := range builtin.Names() {
+	for _, n := range builtins {
 		specs = append(specs, providers.Spec{Name: n, Command: self, Args: []string{"provider", n}, Builtin: true})
 	}
 	for _, p := range cfg.Providers {

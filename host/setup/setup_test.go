@@ -2,6 +2,7 @@ package setup
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,7 +35,7 @@ func TestLoadConfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeConfig(t, tc.body)
-			cfg, err := LoadConfig(p)
+			cfg, err := LoadConfig(p, testBuiltins)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
@@ -51,25 +52,80 @@ func TestLoadConfig(t *testing.T) {
 			}
 		})
 	}
-	if cfg, err := LoadConfig(""); err != nil || len(cfg.Providers) != 0 {
+	if cfg, err := LoadConfig("", testBuiltins); err != nil || len(cfg.Providers) != 0 {
 		t.Fatalf("no config path: %+v %v", cfg, err)
 	}
-	if _, err := LoadConfig(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
+	if _, err := LoadConfig(filepath.Join(t.TempDir(), "missing.yaml"), testBuiltins); err == nil {
 		t.Fatal("missing file accepted")
 	}
 }
 
-// A bare command name is looked up on PATH at start, not resolved
-// against the configuration directory.
-func TestCommandOnPath(t *testing.T) {
-	cfg, err := LoadConfig(writeConfig(t, "providers:\n  - {name: a, command: my-provider, spec: s}\n"))
-	if err != nil || cfg.Providers[0].Command != "my-provider" {
-		t.Fatalf("%+v %v", cfg, err)
+// testBuiltins stands for what cmd/fluxgit injects.
+var testBuiltins = []string{"git-read", "shift-roster"}
+
+// Every relative command names a file relative to the configuration file,
+// never a PATH lookup and never relative to the working directory: before,
+// a config given as a relative path turned "./nope" into "nope", which
+// exec resolves on PATH.
+func TestCommandResolvedAgainstConfigDir(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "fluxgit.yaml")
+	for _, tc := range []struct {
+		name, command, want string
+		relativeConfig      bool
+	}{
+		{"dot slash", "./nope", filepath.Join(dir, "nope"), false},
+		{"dot slash, config given relative", "./nope", filepath.Join(dir, "nope"), true},
+		{"bare name is not a PATH lookup", "my-provider", filepath.Join(dir, "my-provider"), false},
+		{"bare name, config given relative", "my-provider", filepath.Join(dir, "my-provider"), true},
+		{"subdirectory", "bin/p", filepath.Join(dir, "bin", "p"), false},
+		{"parent directory", "../p", filepath.Join(filepath.Dir(dir), "p"), true},
+		{"absolute kept", "/opt/provider", "/opt/provider", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := "providers:\n  - {name: a, command: \"" + tc.command + "\", spec: s}\n"
+			if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			path := cfgPath
+			if tc.relativeConfig {
+				t.Chdir(dir)
+				path = "fluxgit.yaml"
+			}
+			cfg, err := LoadConfig(path, testBuiltins)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Providers[0].Command; got != tc.want {
+				t.Fatalf("command %q resolved to %q, want %q", tc.command, got, tc.want)
+			}
+			if got := cfg.Providers[0].Spec; got != filepath.Join(dir, "s") {
+				t.Fatalf("spec resolved to %q", got)
+			}
+		})
+	}
+}
+
+// host/ must not depend on the providers' implementations: cmd/ injects
+// the built-in names.
+func TestHostDoesNotImportProviderImplementations(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go tool not on PATH")
+	}
+	out, err := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}}", "github.com/fluxgit/fluxgit/host/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/fluxgit/fluxgit/plugins/") && dep != "github.com/fluxgit/fluxgit/plugins/sdk" {
+			t.Errorf("host/ depends on %s", dep)
+		}
 	}
 }
 
 func TestBuildServesOnlyToolsWithProviders(t *testing.T) {
-	h, err := Build(&Config{}, "/bin/true", hclog.NewNullLogger())
+	h, err := Build(&Config{}, testBuiltins, "/bin/true", hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@
 package sdk
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,7 +75,7 @@ func (e *ToolError) Error() string { return fmt.Sprintf("tool error %d: %s", e.C
 
 // OK builds a success result from any JSON-marshalable data value.
 func OK(source string, data any) (*Result, error) {
-	b, err := json.Marshal(data)
+	b, err := marshal(data)
 	if err != nil {
 		return nil, fmt.Errorf("sdk: marshal tool data: %w", err)
 	}
@@ -85,7 +86,7 @@ func OK(source string, data any) (*Result, error) {
 func Fail(source string, code int, message string, data any) *Result {
 	te := &ToolError{Code: code, Message: message}
 	if data != nil {
-		if b, err := json.Marshal(data); err == nil {
+		if b, err := marshal(data); err == nil {
 			te.Data = b
 		}
 	}
@@ -162,4 +163,16 @@ func (Unimplemented) ReadResource(context.Context, string, Meta) (*Resource, err
 // WatchResources reports that the provider emits no change events.
 func (Unimplemented) WatchResources(context.Context, chan<- ResourceChange) error {
 	return ErrNotImplemented
+}
+
+// marshal encodes v without HTML escaping: tool data is read by models, and
+// encoding/json's default spells every '<' of a diff as \u003c.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
