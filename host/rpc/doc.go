@@ -1,5 +1,5 @@
 // Package rpc is fluxgit's stdio transport: a jsonrpc2.ObjectStream that owns
-// framing and every envelope-level rule of CONTRACT §3, so that
+// framing and every envelope-level rule listed in README.md (Errors), so that
 // github.com/sourcegraph/jsonrpc2 only ever sees well-formed requests.
 //
 // # Why the stream does more than framing

@@ -14,7 +14,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 )
 
-// Limits of the wire format (CONTRACT §3, sidecar facts §1.3/§1.4).
+// Limits of the wire format; README.md (Errors) documents them.
 const (
 	// DefaultMaxFrameSize caps one frame, in and out: 8 MiB.
 	DefaultMaxFrameSize = 8 << 20

@@ -21,7 +21,7 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 )
 
-// Budgets of the fleet tools (F§12).
+// Budgets of the fleet tools: they keep a fleet-wide answer bounded however many repositories the registry names.
 const (
 	fxRegistryMaxEntries = 4096
 	fxRegistryMaxFile    = 32 << 10
