@@ -199,8 +199,8 @@ func TestAuditCoalescedCountWrittenAtExit(t *testing.T) {
 			s := startServer(t, auditEnv(t, ledger))
 			initialize(t, s)
 			for i := 0; i < 30; i++ {
-				if r := s.call(i+1, "tools/call", map[string]any{"name": "repo.status", "arguments": map[string]any{"repoPath": "relative"}}); r.Error == nil {
-					t.Fatalf("relative repoPath accepted: %s", r.raw)
+				if r := s.call(i+1, "tools/call", map[string]any{"name": "repo.status", "arguments": map[string]any{"repoPath": "relative"}}); codeOf(t, r) != -32602 {
+					t.Fatalf("relative repoPath not refused with -32602: %s", r.raw)
 				}
 			}
 			if n := len(ledgerEntries(t, ledger)); n != 1 {
