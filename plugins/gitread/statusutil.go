@@ -50,7 +50,9 @@ var briefStatusArgv = []string{"status", "--porcelain=v2", "-z", "--branch", "--
 // whose output waited for them would hold a runner slot the probes may
 // need.
 func (p *Provider) scanStatusArgs(ctx context.Context, call *sdk.Call, r *repo, base []string, t gitexec.Tuning, stash bool, pathspec string, fn func(StatusEntry)) (*statusHead, error) {
-	dirty, err := p.dirtySubmodules(ctx, call, r, wantsUntracked(base), pathspec)
+	// Untracked content counts even for repo.brief's -uno status: brief
+	// stands for a full -uall status whose untracked walk it runs apart.
+	dirty, err := p.dirtySubmodules(ctx, call, r, true, pathspec)
 	if err != nil {
 		return nil, err
 	}

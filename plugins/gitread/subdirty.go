@@ -19,7 +19,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"slices"
 	"sort"
 	"strings"
 
@@ -235,9 +234,4 @@ func (p *Provider) statusInto(ctx context.Context, call *sdk.Call, r *repo, ps *
 	ps.data.Branch, ps.data.Detached, ps.data.OID = h.Branch, h.Detached, h.OID
 	ps.data.Upstream, ps.data.Ahead, ps.data.Behind = h.Upstream, h.Ahead, h.Behind
 	return nil
-}
-
-// wantsUntracked reports whether a status argv lists untracked files.
-func wantsUntracked(argv []string) bool {
-	return !slices.Contains(argv, "--untracked-files=no") && !slices.Contains(argv, "-uno")
 }
