@@ -19,6 +19,9 @@ import (
 // lives, and the thread ends only with the process. The returned function
 // unlocks it; call it after Wait.
 func tieToParent(cmd *exec.Cmd) (release func()) {
+	if untiedForTest {
+		return func() {}
+	}
 	runtime.LockOSThread()
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -26,3 +29,7 @@ func tieToParent(cmd *exec.Cmd) (release func()) {
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	return runtime.UnlockOSThread
 }
+
+// untiedForTest turns tieToParent off, only for the control experiment of
+// the test that proves git dies with its parent.
+var untiedForTest bool
