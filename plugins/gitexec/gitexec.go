@@ -111,6 +111,11 @@ type Runner struct {
 	// once, on the first call.
 	MaxProcs int
 
+	// Observe, when set, is called with the repository and the caller's
+	// arguments (without the hardening flags) of every call, before git
+	// starts. Tests use it to check how call sites pass caller values.
+	Observe func(repo string, args []string)
+
 	// drivers caches driver scans per repository (drivercache.go).
 	drivers driverCache
 
@@ -290,6 +295,9 @@ func (r *Runner) execTuned(ctx context.Context, repo string, t Tuning, args []st
 		if strings.IndexByte(a, 0) >= 0 {
 			return fail(ErrUsage, -1, "argument contains a NUL byte")
 		}
+	}
+	if r.Observe != nil {
+		r.Observe(repo, append([]string(nil), args...))
 	}
 	exe, err := ResolveExecutable(repo)
 	if err != nil {
