@@ -112,6 +112,8 @@ func TestSubmoduleConfigNeverRunsAProgram(t *testing.T) {
 	git(t, super, "config", "status.submoduleSummary", "true")
 	git(t, super, "config", "-f", ".gitmodules", "submodule.lib.ignore", "none")
 
+	before := snapshot(t, base)
+
 	runDir := t.TempDir()
 	env := append(baseEnv(t), "FLUXGIT_RUN_DIR="+runDir, "FLUXGIT_GATEWAY_ADDR=127.0.0.1:9",
 		"FLUXGIT_MCP_AUDIT_DISABLED=1", "FLUXGIT_MCP_ALLOWED_ROOTS="+base)
@@ -193,6 +195,19 @@ func TestSubmoduleConfigNeverRunsAProgram(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the marker appeared")
+	}
+	// Nothing was written anywhere: superproject, submodules' git
+	// directories and indexes, the submodule worktree.
+	after := snapshot(t, base)
+	for p, sig := range before {
+		if after[p] != sig {
+			t.Errorf("changed: %s\n before %s\n after  %s", p, sig, after[p])
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			t.Errorf("created: %s", p)
+		}
 	}
 
 	// Control: plain git runs the submodules' programs: status and diff in
