@@ -6,8 +6,10 @@
 // (GIT_DIR, GIT_EXEC_PATH, LD_PRELOAD, ...), configuration overrides that stop
 // repository config from starting programs (fsmonitor, pager, external diff,
 // textconv, filter and merge drivers), no optional locks so read-only calls
-// never rewrite the index, a null stdin, a timeout, hard output caps, and a
-// process-group kill so nothing git spawned outlives the call.
+// never rewrite the index, a null stdin, a timeout, hard output caps, a
+// process-group kill so nothing git spawned outlives the call, a
+// parent-death tie so git does not outlive a killed provider either, and a
+// bound on how many git processes run at once.
 //
 // Repositories are treated as untrusted input: a repository handed to an
 // agent may come from anywhere, and its .git/config is the classic place to
@@ -356,6 +358,7 @@ func (r *Runner) start(parent context.Context, exe string, command, argv []strin
 		unlock()
 		return &Error{Command: command, Details: "cannot start git: " + err.Error(), ExitCode: -1, Err: ErrExecutable}
 	}
+	afterStart(cmd)
 	if procHook != nil {
 		procHook(r, r.running.Add(1))
 	}
