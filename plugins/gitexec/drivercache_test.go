@@ -274,7 +274,7 @@ func TestTunedArgs(t *testing.T) {
 		t.Fatalf("untuned %q != %q", got, want)
 	}
 	got := tunedArgs("/r", Tuning{SerialIndexStat: true}, args)
-	want := slices.Concat(globalFlags, []string{"-c", "core.preloadIndex=false", "-C", "/r", "status", "--porcelain=v2"})
+	want := slices.Concat(globalFlags, []string{"-c", "core.preloadIndex=false", "-C", "/r", "status"}, subcommandFlags["status"], []string{"--porcelain=v2"})
 	if !slices.Equal(got, want) {
 		t.Fatalf("tuned %q\nwant %q", got, want)
 	}

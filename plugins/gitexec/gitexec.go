@@ -6,8 +6,10 @@
 // (GIT_DIR, GIT_EXEC_PATH, LD_PRELOAD, ...), configuration overrides that stop
 // repository config from starting programs (fsmonitor, pager, external diff,
 // textconv, filter and merge drivers), no optional locks so read-only calls
-// never rewrite the index, a null stdin, a timeout, hard output caps, and a
-// process-group kill so nothing git spawned outlives the call.
+// never rewrite the index, a null stdin, a timeout, hard output caps, a
+// process-group kill so nothing git spawned outlives the call, a
+// parent-death tie so git does not outlive a killed provider either, and a
+// bound on how many git processes run at once.
 //
 // Repositories are treated as untrusted input: a repository handed to an
 // agent may come from anywhere, and its .git/config is the classic place to
@@ -22,9 +24,11 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -101,12 +105,64 @@ func Command(repo string, args ...string) []string {
 
 // Runner starts git. The zero value is ready to use; Default is shared.
 type Runner struct {
-	// Timeout bounds each invocation; zero means DefaultTimeout.
+	// Timeout bounds each invocation's running time (time spent queued
+	// for a free slot does not count); zero means DefaultTimeout.
 	Timeout time.Duration
+	// MaxProcs bounds the git processes this runner has running at once;
+	// further calls wait in line. Zero means DefaultMaxProcs(). It is read
+	// once, on the first call.
+	MaxProcs int
+
+	// Observe, when set, is called with the repository and the caller's
+	// arguments (without the hardening flags) of every call, before git
+	// starts. Tests use it to check how call sites pass caller values.
+	Observe func(repo string, args []string)
 
 	// drivers caches driver scans per repository (drivercache.go).
 	drivers driverCache
+
+	slotsOnce sync.Once
+	slots     chan struct{}
+	running   atomic.Int64
 }
+
+// DefaultMaxProcs is 4 git processes per available CPU (GOMAXPROCS), at
+// least 8. Git calls are short and mostly wait on the file system, so a
+// few per core keep the CPUs busy; hundreds at once on a small machine
+// only starve each other (a starved call can miss PipeGrace and fail).
+func DefaultMaxProcs() int {
+	return max(4*runtime.GOMAXPROCS(0), 8)
+}
+
+// procHook, when set (tests only), is called with the number of git
+// processes this runner has started and not yet reaped, right after each
+// start and each exit.
+var procHook func(r *Runner, running int64)
+
+// acquire waits for a free process slot. The wait ends early when ctx
+// does; a call that never got a slot never started git.
+func (r *Runner) acquire(ctx context.Context) error {
+	r.slotsOnce.Do(func() {
+		n := r.MaxProcs
+		if n <= 0 {
+			n = DefaultMaxProcs()
+		}
+		r.slots = make(chan struct{}, n)
+	})
+	select {
+	case r.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case r.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *Runner) release() { <-r.slots }
 
 // Default is the runner the package-level helpers use.
 var Default = &Runner{}
@@ -242,6 +298,9 @@ func (r *Runner) execTuned(ctx context.Context, repo string, t Tuning, args []st
 			return fail(ErrUsage, -1, "argument contains a NUL byte")
 		}
 	}
+	if r.Observe != nil {
+		r.Observe(repo, append([]string(nil), args...))
+	}
 	exe, err := ResolveExecutable(repo)
 	if err != nil {
 		return fail(ErrExecutable, -1, err.Error())
@@ -260,6 +319,15 @@ func (r *Runner) start(parent context.Context, exe string, command, argv []strin
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	if err := r.acquire(parent); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return &Error{Command: command, Details: "the caller's deadline passed while the call waited for a free git slot (at most " + strconv.Itoa(cap(r.slots)) + " git processes run at once); git was not started", ExitCode: -1, Err: ErrTimeout}
+		}
+		return &Error{Command: command, Details: "git command canceled by the caller while it waited for a free git slot; git was not started", ExitCode: -1, Err: ErrCanceled}
+	}
+	defer r.release()
+	// The timeout starts once the slot is ours: it bounds git's running
+	// time, not the time spent in line.
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 
@@ -285,10 +353,20 @@ func (r *Runner) start(parent context.Context, exe string, command, argv []strin
 	stdout.onLimit, stderr.onLimit = kill, kill
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 
+	unlock := tieToParent(cmd)
 	if err := cmd.Start(); err != nil {
+		unlock()
 		return &Error{Command: command, Details: "cannot start git: " + err.Error(), ExitCode: -1, Err: ErrExecutable}
 	}
+	afterStart(cmd)
+	if procHook != nil {
+		procHook(r, r.running.Add(1))
+	}
 	waitErr := cmd.Wait()
+	if procHook != nil {
+		procHook(r, r.running.Add(-1))
+	}
+	unlock()
 	// Kill after every run, even a clean one: a daemon git forked (for
 	// instance an fsmonitor that slipped through) must not survive us.
 	if cmd.Process != nil {

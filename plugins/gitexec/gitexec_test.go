@@ -64,10 +64,13 @@ func TestCommandAndHardenedArgs(t *testing.T) {
 		args     []string
 		injected []string
 	}{
-		{[]string{"status", "--porcelain=v2"}, nil},
-		{[]string{"diff", "HEAD"}, []string{"--no-ext-diff", "--no-textconv"}},
-		{[]string{"log", "-p"}, []string{"--no-ext-diff", "--no-textconv"}},
-		{[]string{"show", "-s"}, []string{"--no-ext-diff", "--no-textconv"}},
+		{[]string{"status", "--porcelain=v2"}, []string{"--ignore-submodules=dirty"}},
+		{[]string{"diff", "HEAD"}, []string{"--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty", "--submodule=short"}},
+		{[]string{"diff-index", "HEAD"}, []string{"--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty", "--submodule=short"}},
+		{[]string{"diff-files"}, []string{"--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty", "--submodule=short"}},
+		{[]string{"diff-tree", "-r", "HEAD"}, []string{"--no-ext-diff", "--no-textconv", "--submodule=short"}},
+		{[]string{"log", "-p"}, []string{"--no-ext-diff", "--no-textconv", "--submodule=short"}},
+		{[]string{"show", "-s"}, []string{"--no-ext-diff", "--no-textconv", "--submodule=short"}},
 		{[]string{"blame", "f"}, []string{"--no-textconv"}},
 		{[]string{"rev-parse", "--git-dir"}, nil},
 	}

@@ -27,6 +27,14 @@ import (
 //   - diff.autoRefreshIndex=false: git 2.39's `git diff` rewrites a
 //     stat-dirty index even under --no-optional-locks; this stops it
 //     without changing the diff output.
+//   - submodule.recurse=false, diff.submodule=short,
+//     status.submoduleSummary=false, diff.ignoreSubmodules=dirty: git
+//     must never start a process inside a submodule, because that process
+//     reads the submodule's own configuration, which the driver scan below
+//     never saw. These are only defaults (a .gitmodules entry's `ignore`
+//     overrides diff.ignoreSubmodules), so the commands that can recurse
+//     also get command-line flags in subcommandFlags, which override
+//     every configuration source.
 var globalFlags = []string{
 	"--no-pager",
 	"--no-optional-locks",
@@ -41,6 +49,10 @@ var globalFlags = []string{
 	"-c", "protocol.allow=never",
 	"-c", "log.showSignature=false",
 	"-c", "diff.autoRefreshIndex=false",
+	"-c", "submodule.recurse=false",
+	"-c", "diff.submodule=short",
+	"-c", "status.submoduleSummary=false",
+	"-c", "diff.ignoreSubmodules=dirty",
 }
 
 // subcommandFlags are inserted right after the subcommand. `-c
@@ -48,11 +60,26 @@ var globalFlags = []string{
 // empty program), and diff drivers selected by .gitattributes would still
 // run their command or textconv; these flags turn both features off where
 // the command supports them.
+//
+// The submodule flags keep git out of submodules whatever the
+// configuration or .gitmodules says (a command-line value overrides both):
+//   - --ignore-submodules=dirty: to find out whether a submodule's work
+//     tree is dirty, git runs `git status` inside it, with the submodule's
+//     own config (filters, fsmonitor, ...). With "dirty" git only compares
+//     the recorded commit with the submodule's HEAD, read in-process, and
+//     never starts a process there. Callers that report dirtiness recover
+//     it with separate hardened runs (plugins/gitread).
+//   - --submodule=short: `diff.submodule=diff` would run `git diff` inside
+//     the submodule; "short" prints the two commit ids only.
 var subcommandFlags = map[string][]string{
-	"diff":  {"--no-ext-diff", "--no-textconv"},
-	"log":   {"--no-ext-diff", "--no-textconv"},
-	"show":  {"--no-ext-diff", "--no-textconv"},
-	"blame": {"--no-textconv"},
+	"status":     {"--ignore-submodules=dirty"},
+	"diff":       {"--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty", "--submodule=short"},
+	"diff-index": {"--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty", "--submodule=short"},
+	"diff-files": {"--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty", "--submodule=short"},
+	"diff-tree":  {"--no-ext-diff", "--no-textconv", "--submodule=short"},
+	"log":        {"--no-ext-diff", "--no-textconv", "--submodule=short"},
+	"show":       {"--no-ext-diff", "--no-textconv", "--submodule=short"},
+	"blame":      {"--no-textconv"},
 }
 
 // hardenedArgs builds the full argv after the executable.

@@ -7,8 +7,9 @@ import (
 	"os/exec"
 )
 
-// setProcessGroup is a no-op where process groups do not exist; the
-// contract's Windows job-object variant is not implemented yet.
+// setProcessGroup is a no-op where process groups do not exist. On
+// Windows git joins a job that ends with fluxgit (pdeath_windows.go), but
+// a per-call kill of git's own descendants is not implemented.
 func setProcessGroup(*exec.Cmd) {}
 
 // killGroup kills git itself, the best available without process groups.

@@ -113,7 +113,7 @@ func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
 	err = parallel(
 		func() (err error) {
 			// One stat thread: the other core is busy with ls-files.
-			head, err = p.scanStatusArgs(ctx, r, briefStatusArgv, gitexec.Tuning{SerialIndexStat: true}, true, "", func(e StatusEntry) {
+			head, err = p.scanStatusArgs(ctx, call, r, briefStatusArgv, gitexec.Tuning{SerialIndexStat: true}, true, "", func(e StatusEntry) {
 				switch {
 				case e.Status == "??":
 					tree.Untracked++ // not listed with -uno; kept for safety

@@ -279,6 +279,13 @@ func TestRepoBriefTreeParity(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			repo := mk(t)
 			want := referenceTree(t, repo)
+			if name == "submodules" {
+				// The reference is git's own recursion, which also ran
+				// status in "evil", whose git directory lies outside the
+				// repository. fluxgit never enters it, so it cannot say
+				// whether it is dirty and does not report it.
+				want.Unstaged--
+			}
 			d, raw := briefOf(t, repo)
 			if d.WorkingTree != want {
 				t.Fatalf("brief %+v, reference %+v\n%s", d.WorkingTree, want, raw)

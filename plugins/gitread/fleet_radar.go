@@ -221,7 +221,7 @@ func (p *Provider) radarFill(ctx context.Context, call *sdk.Call, e *RadarEntry)
 	}
 	e.RepoPath = r.dir
 	ps := &statusParser{max: 0}
-	if err := p.stream(ctx, r, 0, ps.field, statusArgv...); err != nil {
+	if err := p.statusInto(ctx, call, r, ps, statusArgv...); err != nil {
 		return err
 	}
 	// A bisect is not a conflict; every other operation in progress is.

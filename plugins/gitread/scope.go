@@ -109,7 +109,7 @@ func (p *Provider) repoScope(ctx context.Context, call *sdk.Call) (any, error) {
 	authors := map[string]bool{}
 	err = parallel(
 		func() (err error) {
-			head, err = p.scanStatus(ctx, r, false, scope, func(e StatusEntry) {
+			head, err = p.scanStatus(ctx, call, r, false, scope, func(e StatusEntry) {
 				d.WorkingTree.Changed++
 				if len(d.WorkingTree.Entries) < maxScopeEntries {
 					d.WorkingTree.Entries = append(d.WorkingTree.Entries, e)

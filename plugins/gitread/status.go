@@ -64,7 +64,7 @@ func (p *Provider) repoStatus(ctx context.Context, call *sdk.Call) (any, error) 
 		return nil, err
 	}
 	ps := &statusParser{max: int(maxEntries), data: StatusData{Entries: []StatusEntry{}}}
-	if err := p.stream(ctx, r, 0, ps.field, statusArgv...); err != nil {
+	if err := p.statusInto(ctx, call, r, ps, statusArgv...); err != nil {
 		return nil, err
 	}
 	d := &ps.data

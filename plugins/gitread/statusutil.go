@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
 // statusHead is the branch part of a porcelain v2 status.
@@ -34,8 +35,8 @@ type statusHead struct {
 // parsed, so a tree with a million changes never sits in memory. It
 // returns the branch headers. With stash set it also asks for the stash
 // count header (one process fewer than `git stash list`).
-func (p *Provider) scanStatus(ctx context.Context, r *repo, stash bool, pathspec string, fn func(StatusEntry)) (*statusHead, error) {
-	return p.scanStatusArgs(ctx, r, statusArgv, gitexec.Tuning{}, stash, pathspec, fn)
+func (p *Provider) scanStatus(ctx context.Context, call *sdk.Call, r *repo, stash bool, pathspec string, fn func(StatusEntry)) (*statusHead, error) {
+	return p.scanStatusArgs(ctx, call, r, statusArgv, gitexec.Tuning{}, stash, pathspec, fn)
 }
 
 // briefStatusArgv is statusArgv without the untracked-file walk, which
@@ -43,8 +44,32 @@ func (p *Provider) scanStatus(ctx context.Context, r *repo, stash bool, pathspec
 var briefStatusArgv = []string{"status", "--porcelain=v2", "-z", "--branch", "--untracked-files=no"}
 
 // scanStatusArgs is scanStatus with the base status argv and performance
-// settings given.
-func (p *Provider) scanStatusArgs(ctx context.Context, r *repo, base []string, t gitexec.Tuning, stash bool, pathspec string, fn func(StatusEntry)) (*statusHead, error) {
+// settings given. Dirty submodules, which git is not allowed to find out
+// about itself, are probed first and folded into the entries
+// (subdirty.go). The probes run before status, not beside it: a status
+// whose output waited for them would hold a runner slot the probes may
+// need.
+func (p *Provider) scanStatusArgs(ctx context.Context, call *sdk.Call, r *repo, base []string, t gitexec.Tuning, stash bool, pathspec string, fn func(StatusEntry)) (*statusHead, error) {
+	// Untracked content counts even for repo.brief's -uno status: brief
+	// stands for a full -uall status whose untracked walk it runs apart.
+	dirty, err := p.dirtySubmodules(ctx, call, r, true, pathspec)
+	if err != nil {
+		return nil, err
+	}
+	if len(dirty) == 0 {
+		return p.scanStatusEntries(ctx, r, base, t, stash, pathspec, fn)
+	}
+	m := &dirtMerge{pending: dirty, fn: fn}
+	h, err := p.scanStatusEntries(ctx, r, base, t, stash, pathspec, m.emit)
+	if err != nil {
+		return nil, err
+	}
+	m.flush()
+	return h, nil
+}
+
+// scanStatusEntries runs status and parses it, with nothing added.
+func (p *Provider) scanStatusEntries(ctx context.Context, r *repo, base []string, t gitexec.Tuning, stash bool, pathspec string, fn func(StatusEntry)) (*statusHead, error) {
 	args := append([]string(nil), base...)
 	if stash {
 		args = append(args, "--show-stash")

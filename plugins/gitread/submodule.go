@@ -125,16 +125,11 @@ func (p *Provider) scanSubmodules(ctx context.Context, call *sdk.Call, r *repo, 
 // scanSubmodulesFrom is scanSubmodules with the top level's gitlinks
 // already listed (nil: list them).
 func (p *Provider) scanSubmodulesFrom(ctx context.Context, call *sdk.Call, r *repo, lenient bool, root *gitlinkSet) (*subScan, error) {
-	_, common, err := p.gitDirs(ctx, r)
+	s, err := p.newSubScanner(ctx, call, r)
 	if err != nil {
 		return nil, err
 	}
-	if real, err := filepath.EvalSymlinks(common); err == nil {
-		common = real
-	}
-	s := &subScanner{p: p, lenient: lenient, top: r.dir, allowed: []string{r.dir, common},
-		roots: call.Meta.AllowedRoots, visited: map[string]bool{}, rootLinks: root}
-	s.visited[common] = true
+	s.lenient, s.rootLinks = lenient, root
 	if err := s.scan(ctx, r.dir, "", 0); err != nil {
 		if lenient && err == errSubmoduleCap {
 			s.out.capped = true
@@ -143,6 +138,22 @@ func (p *Provider) scanSubmodulesFrom(ctx context.Context, call *sdk.Call, r *re
 		return nil, err
 	}
 	return &s.out, nil
+}
+
+// newSubScanner prepares a scan of r's submodules: they may live only in
+// r's work tree or its common git directory, and inside the allowed roots.
+func (p *Provider) newSubScanner(ctx context.Context, call *sdk.Call, r *repo) (*subScanner, error) {
+	_, common, err := p.gitDirs(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(common); err == nil {
+		common = real
+	}
+	s := &subScanner{p: p, top: r.dir, allowed: []string{r.dir, common},
+		roots: call.Meta.AllowedRoots, visited: map[string]bool{}}
+	s.visited[common] = true
+	return s, nil
 }
 
 var errSubmoduleCap = fmt.Errorf("submodule bound reached")
@@ -217,49 +228,14 @@ func (s *subScanner) scan(ctx context.Context, dir, prefix string, depth int) er
 		links = set.links
 	}
 
-	type child struct {
-		dir    string
-		head   string
-		gitdir string
-		ok     bool
-		skip   bool
-	}
-	kids := make([]child, len(links))
+	kids := make([]subChild, len(links))
 	err := forEach(len(links), 8, func(i int) error {
-		l := links[i]
-		if l.stage {
+		if links[i].stage {
 			return nil
 		}
-		k := &kids[i]
-		k.dir, k.skip, k.ok = s.enterable(dir, string(l.path))
-		if !k.ok || k.skip {
-			return nil
-		}
-		out, err := s.p.runner.Run(ctx, k.dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir", "HEAD")
-		if err != nil {
-			if isExit(err, 128, 1) {
-				k.ok = false
-				return nil
-			}
-			return err
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if len(lines) != 4 || !isOID(lines[3]) {
-			k.ok = false
-			return nil
-		}
-		realDir, _ := filepath.EvalSymlinks(k.dir)
-		if filepath.Clean(lines[0]) != realDir {
-			k.ok = false // git found an enclosing repository: not initialized
-			return nil
-		}
-		if !insideDir(lines[1], s.allowed...) || !insideDir(lines[2], s.allowed...) ||
-			(len(s.roots) > 0 && (!insideAny(canonicalDir(lines[1]), s.roots) || !insideAny(canonicalDir(lines[2]), s.roots))) {
-			k.skip = true
-			return nil
-		}
-		k.head, k.gitdir = lines[3], canonicalDir(lines[1])
-		return nil
+		var err error
+		kids[i], err = s.inspect(ctx, dir, string(links[i].path))
+		return err
 	})
 	if err != nil {
 		return err
@@ -305,6 +281,52 @@ func (s *subScanner) scan(ctx context.Context, dir, prefix string, depth int) er
 		}
 	}
 	return nil
+}
+
+// subChild is what inspect found out about one gitlink's directory.
+type subChild struct {
+	dir    string // absolute work tree of the submodule
+	head   string // its HEAD commit
+	gitdir string // its canonical git directory
+	ok     bool   // initialized, and dir is its own top level
+	skip   bool   // leads outside the repository or the roots: not followed
+}
+
+// inspect decides whether the submodule at rel under dir may be entered
+// (enterable) and, when it may, asks git (one rev-parse run inside it,
+// never git's own recursion) for its top level, git directories and HEAD,
+// which must again lie inside the repository and the allowed roots.
+func (s *subScanner) inspect(ctx context.Context, dir, rel string) (subChild, error) {
+	var k subChild
+	k.dir, k.skip, k.ok = s.enterable(dir, rel)
+	if !k.ok || k.skip {
+		return k, nil
+	}
+	out, err := s.p.runner.Run(ctx, k.dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir", "HEAD")
+	if err != nil {
+		if isExit(err, 128, 1) {
+			k.ok = false
+			return k, nil
+		}
+		return k, err
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 4 || !isOID(lines[3]) {
+		k.ok = false
+		return k, nil
+	}
+	realDir, _ := filepath.EvalSymlinks(k.dir)
+	if filepath.Clean(lines[0]) != realDir {
+		k.ok = false // git found an enclosing repository: not initialized
+		return k, nil
+	}
+	if !insideDir(lines[1], s.allowed...) || !insideDir(lines[2], s.allowed...) ||
+		(len(s.roots) > 0 && (!insideAny(canonicalDir(lines[1]), s.roots) || !insideAny(canonicalDir(lines[2]), s.roots))) {
+		k.skip = true
+		return k, nil
+	}
+	k.head, k.gitdir = lines[3], canonicalDir(lines[1])
+	return k, nil
 }
 
 // enterable decides whether the submodule at rel under dir may be entered:

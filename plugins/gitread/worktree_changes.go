@@ -47,7 +47,7 @@ func (p *Provider) worktreeChanges(ctx context.Context, call *sdk.Call) (any, er
 			d.Truncated = true
 		}
 	}
-	_, err = p.scanStatus(ctx, r, false, "", func(e StatusEntry) {
+	_, err = p.scanStatus(ctx, call, r, false, "", func(e StatusEntry) {
 		if e.Status == "??" {
 			add(&d.Untracked, &d.UntrackedCount, e)
 			return
