@@ -105,14 +105,18 @@ func TestDriverCacheInvalidatedByNewFilter(t *testing.T) {
 		t.Fatalf("config change did not trigger a rescan (%d scans)", scans[repo])
 	}
 	// The new answer is cached once the config is no longer racy, and
-	// still neutralizes the filter.
+	// still neutralizes the filter. Whether the rescan above already
+	// found the config settled depends on how long the machine took since
+	// the write, so the property checked is: once settled, a status
+	// costs at most one more scan and the one after it none.
 	settle()
 	staleFile(t, repo, "a.txt", "oNE\n")
 	runStatus(t, r, repo)
+	settled := scans[repo]
 	runStatus(t, r, repo)
 	assertNoMarker(t, marker)
-	if scans[repo] != 3 {
-		t.Fatalf("want the settled config cached, got %d scans", scans[repo])
+	if settled > 3 || scans[repo] != settled {
+		t.Fatalf("want the settled config cached: %d scans after settling, %d after one more status", settled, scans[repo])
 	}
 }
 
