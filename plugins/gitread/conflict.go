@@ -86,6 +86,13 @@ type ConflictData struct {
 	Hint      string `json:"hint,omitempty"`
 }
 
+// NoConflictData is the whole conflict.read payload when nothing is in
+// conflict: the other fields would only describe an absent conflict.
+type NoConflictData struct {
+	InConflict bool   `json:"inConflict"` // always false
+	Hint       string `json:"hint"`
+}
+
 func init() { register("conflict.read", (*Provider).conflictRead) }
 
 type unmerged struct {
@@ -155,8 +162,7 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 		op = ""
 	}
 	if op == "" && count == 0 {
-		return &ConflictData{Files: []ConflictFile{}, MaxBytesPerSide: perSide,
-			Hint: "No merge, rebase, cherry-pick or revert is in progress and the index has no unmerged paths."}, nil
+		return &NoConflictData{Hint: "No merge, rebase, cherry-pick or revert is in progress and the index has no unmerged paths."}, nil
 	}
 	d := &ConflictData{InConflict: true, ConflictedFileCount: count, Files: make([]ConflictFile, len(files)),
 		FileListTruncated: count > int64(len(files)), MaxBytesPerSide: perSide}

@@ -72,9 +72,11 @@ func TestConflictRead(t *testing.T) {
 		}
 	})
 	t.Run("no conflict", func(t *testing.T) {
-		var d ConflictData
+		// Only inConflict and hint: the other fields would describe a
+		// conflict that does not exist.
+		var d map[string]any
 		raw := mustOK(t, "conflict.read", map[string]any{"repoPath": newRepo(t)}, &d)
-		if d.InConflict || d.Hint == "" || !strings.Contains(raw, `"operation":null`) {
+		if len(d) != 2 || d["inConflict"] != false || d["hint"] == "" || d["hint"] == nil {
 			t.Fatal(raw)
 		}
 	})
