@@ -37,6 +37,8 @@ type confinement struct {
 	top, gitDir, commonDir string
 	visited                map[string]bool
 	entries                int
+	// bases name directories reached through links and alternates.
+	bases []labelBase
 }
 
 // confineRepo is the one place that decides whether a repository may be
@@ -66,11 +68,15 @@ func confineRepo(roots []string, top, gitDir, commonDir string) error {
 }
 
 // label names p for the model in repository terms: relative to the work
-// tree or to the git directories, never as the (possibly outside) path.
+// tree, the git directories or a directory reached through an in-root
+// link or alternate, never as the (possibly outside) path itself.
 func (c *confinement) label(p string) string {
-	for _, b := range []struct{ base, name string }{
-		{c.top, ""}, {c.gitDir, "$GIT_DIR"}, {c.commonDir, "$GIT_COMMON_DIR"},
-	} {
+	bases := make([]labelBase, 0, len(c.bases)+3)
+	for i := len(c.bases) - 1; i >= 0; i-- { // innermost link first
+		bases = append(bases, c.bases[i])
+	}
+	bases = append(bases, labelBase{c.top, ""}, labelBase{c.gitDir, "$GIT_DIR"}, labelBase{c.commonDir, "$GIT_COMMON_DIR"})
+	for _, b := range bases {
 		if rel, err := filepath.Rel(b.base, p); err == nil && isLocal(rel) {
 			rel = filepath.ToSlash(rel)
 			switch {
@@ -84,6 +90,9 @@ func (c *confinement) label(p string) string {
 	}
 	return "a location reached through an in-root symlink or alternate"
 }
+
+// labelBase names a directory for label.
+type labelBase struct{ base, name string }
 
 // refuse builds the -32011 refusal. real, the resolved location, is only
 // fingerprinted, as the host does for a repoPath outside the roots.
@@ -101,7 +110,7 @@ func (c *confinement) refuse(what, fix, real string) error {
 
 func (c *confinement) outside(p, real string) error {
 	return c.refuse("the repository's "+c.label(p)+" is a symlink that resolves outside the allowed roots, so git would read another repository's data through it",
-		"replace the symlink with the data itself (for example `git repack -a -d` after removing the link's alternates, or copying the directory), or add its target to FLUXGIT_MCP_ALLOWED_ROOTS", real)
+		"replace the symlink with a copy of what it points to, or add its target to FLUXGIT_MCP_ALLOWED_ROOTS", real)
 }
 
 // skipped are entries of a git directory git never reads during the
@@ -145,6 +154,7 @@ func (c *confinement) walk(dir string, altDepth int) error {
 				return c.outside(p, target)
 			}
 			if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+				c.bases = append(c.bases, labelBase{target, "(the target of " + c.label(p) + ")"})
 				if err := c.walk(target, altDepth); err != nil {
 					return err
 				}
@@ -201,6 +211,7 @@ func (c *confinement) alternates(file, objDir string, depth int) error {
 		if depth+1 > maxAlternateDepth {
 			continue // git stops here too
 		}
+		c.bases = append(c.bases, labelBase{real, "(the object directory in " + where + ")"})
 		if err := c.walk(real, depth+1); err != nil {
 			return err
 		}
