@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -26,7 +28,9 @@ var ErrMoved = errors.New("repository changed during the git call")
 type Pin struct {
 	path    string   // the repository argument the pin applies to
 	dir     *os.File // the checked directory, open
+	info    os.FileInfo
 	watched []watch
+	guards  []guard
 }
 
 type watch struct {
@@ -52,7 +56,14 @@ func OpenPin(path string) (*Pin, error) {
 		f.Close()
 		return nil, errors.New("not a directory")
 	}
-	return &Pin{path: path, dir: f, watched: []watch{{label: "the repository directory", path: path, fi: fi}}}, nil
+	p := &Pin{path: path, dir: f}
+	if !PinsDirectory {
+		// git runs on the path here, so the path must still name the
+		// directory afterwards.
+		p.watched = []watch{{label: "the repository directory", path: path, fi: fi}}
+	}
+	p.info = fi
+	return p, nil
 }
 
 // Path is the repository argument the pin applies to.
@@ -63,13 +74,18 @@ func (p *Pin) Path() string { return p.path }
 func (p *Pin) Dir() *os.File { return p.dir }
 
 // Info is the identity of the pinned directory.
-func (p *Pin) Info() os.FileInfo { return p.watched[0].fi }
+func (p *Pin) Info() os.FileInfo { return p.info }
 
 // Watch records the identity path has now; after every git call under
 // the pin it must still be the same file. label names it in errors in
 // terms the caller understands (never the path itself, which may be
 // outside what the caller may see).
 func (p *Pin) Watch(label, path string) error {
+	if rest, ok := strings.CutPrefix(path, p.path+string(filepath.Separator)); ok {
+		// Below the pinned directory: look it up from there, as git does,
+		// so that only a change inside the directory counts.
+		path = filepath.Join(dirPath(p.dir, p.path), rest)
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return err
@@ -153,10 +169,69 @@ func (s *PinSet) Close() {
 	s.all, s.pins = nil, map[string]*Pin{}
 }
 
+// Guard adds a directory whose entries must not change while git runs:
+// git turns the work tree into a path string and changes into it
+// (setup_work_tree), so renaming the pinned directory away and back, or
+// swapping one of its ancestors, during a call could still point git at
+// another repository even though it started on the pinned directory. A
+// rename changes the parent directory's modification and change times,
+// so guarding the work tree and its ancestors (up to the allowed root)
+// detects that; the output is then discarded.
+func (p *Pin) Guard(dir string) error {
+	st, err := stampDir(dir)
+	if err != nil {
+		return err
+	}
+	p.guards = append(p.guards, guard{path: dir, at: st})
+	return nil
+}
+
+type guard struct {
+	path string
+	at   dirStamp
+}
+
+// dirStamp is a directory's identity and times; ctime is zero where the
+// OS does not report it.
+type dirStamp struct {
+	fi           os.FileInfo
+	mtime, ctime int64
+}
+
+func stampDir(path string) (dirStamp, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return dirStamp{}, err
+	}
+	return dirStamp{fi: fi, mtime: fi.ModTime().UnixNano(), ctime: ctimeOf(fi)}, nil
+}
+
+func (a dirStamp) same(b dirStamp) bool {
+	return os.SameFile(a.fi, b.fi) && a.mtime == b.mtime && a.ctime == b.ctime
+}
+
+// Guard timing. File-system timestamps advance in clock ticks (a few
+// milliseconds), so a rename and its undo within one tick of the stamp
+// could leave the times unchanged: a guarded directory changed within
+// guardQuiet is waited on until it has been quiet that long, for at most
+// guardWait, before git starts.
+var (
+	guardQuiet = 20 * time.Millisecond
+	guardWait  = 250 * time.Millisecond
+)
+
+// pinRun is one git call under a pin.
+type pinRun struct {
+	pin    *Pin
+	before []dirStamp
+	err    string // why the guards could not be taken; the call fails
+}
+
 // applyPin is the runner's hook: when cmd runs in a pinned repository it
-// points git at the pinned directory (where the OS allows) and returns the
-// check to run once git has exited; otherwise it returns nil.
-func applyPin(ctx context.Context, cmd *exec.Cmd) *Pin {
+// points git at the pinned directory (where the OS allows), stamps the
+// guarded directories, and returns what pinCheck verifies once git has
+// exited; otherwise it returns nil.
+func applyPin(ctx context.Context, cmd *exec.Cmd) *pinRun {
 	s := PinsFrom(ctx)
 	if s == nil {
 		return nil
@@ -172,18 +247,67 @@ func applyPin(ctx context.Context, cmd *exec.Cmd) *Pin {
 		if arg := runOnDir(cmd, p.dir); arg != "" {
 			cmd.Args[i+1] = arg
 		}
-		return p
+		return p.stampGuards(ctx)
 	}
 	return nil
 }
 
+// stampGuards takes the before-stamps of p's guards once they are quiet.
+func (p *Pin) stampGuards(ctx context.Context) *pinRun {
+	run := &pinRun{pin: p}
+	if len(p.guards) == 0 {
+		return run
+	}
+	deadline := time.Now().Add(guardWait)
+	for {
+		run.before = run.before[:0]
+		latest := int64(0)
+		for _, g := range p.guards {
+			st, err := stampDir(g.path)
+			if err != nil {
+				run.err = "a directory holding the repository (" + g.label() + ") is gone"
+				return run
+			}
+			run.before = append(run.before, st)
+			latest = max(latest, st.mtime, st.ctime)
+		}
+		quietFor := time.Since(time.Unix(0, latest))
+		if quietFor >= guardQuiet {
+			return run
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			run.err = "a directory holding the repository keeps changing"
+			return run
+		}
+		time.Sleep(guardQuiet - quietFor)
+	}
+}
+
+func (g guard) label() string { return "guarded directory " + filepath.Base(g.path) }
+
 // pinCheck wraps start's result: a call that ran under a pin whose
-// directories moved fails whatever git said.
-func pinCheck(p *Pin, command []string, err *error) {
-	if p == nil {
+// directories moved, or whose guarded directories changed, fails whatever
+// git said.
+func pinCheck(run *pinRun, command []string, err *error) {
+	if run == nil {
 		return
 	}
-	if verr := p.Verify(command); verr != nil {
+	moved := func(details string) {
+		*err = &Error{Command: command, ExitCode: -1, Err: ErrMoved,
+			Details: details + ", so the output was discarded; retry the call, and if this keeps happening stop whatever is renaming or replacing the repository"}
+	}
+	if run.err != "" {
+		moved(run.err)
+		return
+	}
+	for i, g := range run.pin.guards {
+		now, serr := stampDir(g.path)
+		if serr != nil || !now.same(run.before[i]) {
+			moved("the repository or a directory above it was renamed or replaced while git read it")
+			return
+		}
+	}
+	if verr := run.pin.Verify(command); verr != nil {
 		*err = verr
 	}
 }
@@ -216,16 +340,4 @@ func (s Stamps) Still(paths []string) bool {
 	}
 	now, ok := statAll(paths)
 	return ok && sameSigs(now, s.sigs)
-}
-
-// Rebind makes p apply to calls naming path instead of p.Path(); both name
-// the directory that was checked.
-func (s *PinSet) Rebind(p *Pin, path string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.pins[p.path] == p {
-		delete(s.pins, p.path)
-	}
-	p.path = path
-	s.pins[path] = p
 }

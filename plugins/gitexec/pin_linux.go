@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"syscall"
 )
 
 // runOnDir passes dir to git as an inherited descriptor and returns the
@@ -19,3 +20,17 @@ func runOnDir(cmd *exec.Cmd, dir *os.File) string {
 // PinsDirectory reports whether git runs on the pinned directory itself
 // (rather than only being checked after the call).
 const PinsDirectory = true
+
+// dirPath names the open directory dir in this process: the descriptor's
+// /proc entry resolves to it whatever happened to its path.
+func dirPath(dir *os.File, _ string) string {
+	return "/proc/self/fd/" + strconv.Itoa(int(dir.Fd()))
+}
+
+// ctimeOf is the inode change time, which no caller can set.
+func ctimeOf(fi os.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ctim.Nano()
+	}
+	return 0
+}

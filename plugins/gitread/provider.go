@@ -270,7 +270,47 @@ func (p *Provider) open(ctx context.Context, call *sdk.Call, repoPath string) (*
 			return nil, &failure{gitexec.Command(repoPath, "rev-parse", "--git-dir"), "cannot stat " + w[0] + ": " + err.Error()}
 		}
 	}
+	if roots := call.Meta.AllowedRoots; len(roots) > 0 {
+		// Confined: also detect the work tree (or the repository holding
+		// the git data of a linked work tree) being renamed away and back
+		// while git runs (gitexec.Pin.Guard). The directories above it are
+		// guarded, not the work tree itself, whose entries change whenever
+		// a file is saved.
+		dirs := guardedDirs(filepath.Dir(d.top), roots)
+		if !isWithin(d.commonDir, d.top) {
+			dirs = append(dirs, guardedDirs(filepath.Dir(filepath.Dir(d.commonDir)), roots)...)
+		}
+		for _, g := range dirs {
+			if err := pin.Guard(g); err != nil {
+				return nil, &failure{gitexec.Command(repoPath, "rev-parse", "--show-toplevel"),
+					"the repository was moved or replaced while it was being checked; retry the call"}
+			}
+		}
+	}
 	return r, nil
+}
+
+// guardedDirs lists dir and its ancestors up to the allowed root that
+// holds it (none when dir is not inside a root): renaming an entry of any
+// of them would send a path-based lookup elsewhere.
+func guardedDirs(dir string, roots []string) []string {
+	if !insideAny(dir, roots) {
+		return nil
+	}
+	var out []string
+	for {
+		out = append(out, dir)
+		for _, r := range roots {
+			if dir == filepath.Clean(r) {
+				return out
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return out
+		}
+		dir = parent
+	}
 }
 
 // checkRev refuses a caller revision git could read as an option, such as
