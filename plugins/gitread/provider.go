@@ -65,9 +65,24 @@ var tools = map[string]toolFunc{}
 // register adds a data-returning tool.
 func register(name string, fn func(p *Provider, ctx context.Context, call *sdk.Call) (any, error)) {
 	registerResult(name, func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
-		return finish(fn(p, ctx, call))
+		// A repository moved during a git call (gitexec.ErrMoved) is
+		// usually an innocent rename next to it inside a busy root; the
+		// tools only read, so the whole call is simply done again, with
+		// fresh pins.
+		for attempt := 1; ; attempt++ {
+			actx, pins := gitexec.WithPins(ctx)
+			data, err := fn(p, actx, call)
+			pins.Close()
+			if attempt < movedAttempts && errors.Is(err, gitexec.ErrMoved) && ctx.Err() == nil {
+				continue
+			}
+			return finish(data, err)
+		}
 	})
 }
+
+// movedAttempts is how often a call that hit gitexec.ErrMoved is tried.
+const movedAttempts = 3
 
 // registerResult adds a tool that builds its own result.
 func registerResult(name string, fn toolFunc) {
