@@ -29,9 +29,9 @@ const maxAlternateDepth = 5
 // modules, a single loose object or pack), objects/info/alternates can
 // name further object directories (relative entries relative to the
 // objects directory, and alternates of alternates). git follows all of
-// them, so all of them are checked; the git directories are walked without following
-// links, and every link is resolved and must stay inside a root (a link
-// to a directory inside the roots is walked as well).
+// them, so all of them are checked: the git directories are walked
+// without following links, and every link is resolved and must stay
+// inside a root (a link to a directory inside the roots is walked too).
 type confinement struct {
 	roots                  []string
 	top, gitDir, commonDir string
@@ -148,7 +148,19 @@ func (c *confinement) walk(dir string, altDepth int) error {
 		case e.Type()&fs.ModeSymlink != 0:
 			target, err := filepath.EvalSymlinks(p)
 			if err != nil {
-				continue // dangling: git cannot read through it
+				// Dangling now, but its target may appear: judge where it
+				// points as written.
+				lt, lerr := os.Readlink(p)
+				if lerr != nil {
+					continue
+				}
+				if !filepath.IsAbs(lt) {
+					lt = filepath.Join(dir, lt)
+				}
+				if lt = filepath.Clean(lt); !insideAny(lt, c.roots) {
+					return c.outside(p, lt)
+				}
+				continue
 			}
 			if !insideAny(target, c.roots) {
 				return c.outside(p, target)
