@@ -146,3 +146,52 @@ func benchToolLarge(b *testing.B, tool string, args map[string]any) {
 		call(i + 1)
 	}
 }
+
+// BenchmarkRepoStatusVsRawGit compares, in one run, repo.status through the
+// host (one git process when discovery is cached) with the single raw
+// `git status` it wraps, on $FLUXGIT_BENCH_REPO (for instance a clone of
+// git/git). It reports the mean of each and their ratio; run it with
+//
+//	FLUXGIT_BENCH_REPO=/path go test ./tests -run '^$' -bench RepoStatusVsRawGit -benchtime 40x
+func BenchmarkRepoStatusVsRawGit(b *testing.B) {
+	repo := os.Getenv("FLUXGIT_BENCH_REPO")
+	if repo == "" {
+		b.Skip("FLUXGIT_BENCH_REPO is not set")
+	}
+	for _, mode := range []struct {
+		name string
+		env  []string
+	}{
+		{"unconfined", nil},
+		{"confined", []string{"FLUXGIT_MCP_ALLOWED_ROOTS=" + filepath.Dir(repo)}},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			s := warmServer(b, append(append(baseEnv(b), "FLUXGIT_MCP_AUDIT_DISABLED=1"), mode.env...))
+			statusCall(b, s, 0, repo) // start the provider, fill the caches
+			raw := func() {
+				cmd := exec.Command("git", "-C", repo, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all")
+				cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+				if out, err := cmd.Output(); err != nil || len(out) == 0 {
+					b.Fatal(fmt.Errorf("git status: %v", err))
+				}
+			}
+			raw()
+			var tool, git time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				// Interleaved, so both see the same machine load.
+				t0 := time.Now()
+				raw()
+				t1 := time.Now()
+				if p := statusCall(b, s, i+1, repo); p["error"] != nil {
+					b.Fatalf("repo.status: %v", p["error"])
+				}
+				git += t1.Sub(t0)
+				tool += time.Since(t1)
+			}
+			b.ReportMetric(float64(git.Microseconds())/float64(b.N), "raw-us/op")
+			b.ReportMetric(float64(tool.Microseconds())/float64(b.N), "tool-us/op")
+			b.ReportMetric(float64(tool)/float64(git), "ratio")
+		})
+	}
+}

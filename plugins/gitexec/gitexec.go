@@ -314,7 +314,7 @@ func (r *Runner) execTuned(ctx context.Context, repo string, t Tuning, args []st
 
 // start launches one hardened git process and waits for it. command is only
 // used for error reporting.
-func (r *Runner) start(parent context.Context, exe string, command, argv []string, overrides [][2]string, stdout *limitBuffer) error {
+func (r *Runner) start(parent context.Context, exe string, command, argv []string, overrides [][2]string, stdout *limitBuffer) (err error) {
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -336,6 +336,7 @@ func (r *Runner) start(parent context.Context, exe string, command, argv []strin
 	cmd.Stdin = nil // /dev/null: git must never wait for a prompt
 	cmd.WaitDelay = PipeGrace
 	setProcessGroup(cmd)
+	defer pinCheck(applyPin(parent, cmd), command, &err) // pin.go
 
 	var once sync.Once
 	kill := func() {

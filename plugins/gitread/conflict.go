@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"os"
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -86,6 +86,13 @@ type ConflictData struct {
 	Hint      string `json:"hint,omitempty"`
 }
 
+// NoConflictData is the whole conflict.read payload when nothing is in
+// conflict: the other fields would only describe an absent conflict.
+type NoConflictData struct {
+	InConflict bool   `json:"inConflict"` // always false
+	Hint       string `json:"hint"`
+}
+
 func init() { register("conflict.read", (*Provider).conflictRead) }
 
 type unmerged struct {
@@ -155,8 +162,7 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 		op = ""
 	}
 	if op == "" && count == 0 {
-		return &ConflictData{Files: []ConflictFile{}, MaxBytesPerSide: perSide,
-			Hint: "No merge, rebase, cherry-pick or revert is in progress and the index has no unmerged paths."}, nil
+		return &NoConflictData{Hint: "No merge, rebase, cherry-pick or revert is in progress and the index has no unmerged paths."}, nil
 	}
 	d := &ConflictData{InConflict: true, ConflictedFileCount: count, Files: make([]ConflictFile, len(files)),
 		FileListTruncated: count > int64(len(files)), MaxBytesPerSide: perSide}
@@ -227,7 +233,7 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 		cf := &d.Files[i]
 		cf.Path, cf.PathBase64 = pathText(f.path)
 		cf.Kind = conflictKind(f.shas[1] != "", f.shas[2] != "", f.shas[3] != "")
-		cf.Regions, cf.RegionsTruncated, cf.RegionsSkipped = scanMarkers(r.dir, string(f.path))
+		cf.Regions, cf.RegionsTruncated, cf.RegionsSkipped = scanMarkers(r, string(f.path))
 	}
 	d.Guidance = conflictGuidance(op)
 	return d, nil
@@ -329,38 +335,25 @@ func cutUTF8(s string, n int64) string {
 // scanMarkers finds conflict marker regions in the work-tree copy of rel.
 // The file must be a regular file (not a symlink, and reached through no
 // symlinked directory) inside the work tree, at most 8 MiB, and text.
-func scanMarkers(top, rel string) (regions []ConflictRegion, truncated bool, skipped string) {
+func scanMarkers(r *repo, rel string) (regions []ConflictRegion, truncated bool, skipped string) {
 	regions = []ConflictRegion{}
-	if !filepath.IsLocal(rel) {
+	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return regions, false, "path is not local"
 	}
-	abs := filepath.Join(top, rel)
-	parent, err := filepath.EvalSymlinks(filepath.Dir(abs))
-	if err != nil || !isWithin(parent, top) || parent != filepath.Dir(abs) {
-		return regions, false, "missing or reached through a symlink"
-	}
-	fi, err := os.Lstat(abs)
+	// One open that follows no link and cannot block on a FIFO, then a
+	// check of what was opened: nothing can be swapped in between.
+	b, err := r.readFile(rel, maxMarkerScan)
 	switch {
-	case err != nil:
-		return regions, false, "missing from the work tree"
-	case !fi.Mode().IsRegular():
+	case errors.Is(err, errSymlink):
+		return regions, false, "reached through a symlink"
+	case errors.Is(err, errNotRegular):
 		return regions, false, "not a regular file"
-	case fi.Size() > maxMarkerScan:
-		return regions, false, "larger than 8 MiB"
-	}
-	f, err := os.Open(abs)
-	if err != nil {
+	case errors.Is(err, fs.ErrNotExist):
+		return regions, false, "missing from the work tree"
+	case err != nil:
 		return regions, false, "unreadable"
-	}
-	defer f.Close()
-	// The file opened must be the one checked: a swap for a symlink in
-	// between would show up as a different file.
-	if ofi, err := f.Stat(); err != nil || !os.SameFile(fi, ofi) {
-		return regions, false, "changed while being read"
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxMarkerScan+1))
-	if err != nil || len(b) > maxMarkerScan {
-		return regions, false, "unreadable or larger than 8 MiB"
+	case len(b) > maxMarkerScan:
+		return regions, false, "larger than 8 MiB"
 	}
 	if bytes.IndexByte(b[:min(len(b), binaryProbe)], 0) >= 0 {
 		return regions, false, "binary"

@@ -72,16 +72,18 @@ func TestConflictRead(t *testing.T) {
 		}
 	})
 	t.Run("no conflict", func(t *testing.T) {
-		var d ConflictData
+		// Only inConflict and hint: the other fields would describe a
+		// conflict that does not exist.
+		var d map[string]any
 		raw := mustOK(t, "conflict.read", map[string]any{"repoPath": newRepo(t)}, &d)
-		if d.InConflict || d.Hint == "" || !strings.Contains(raw, `"operation":null`) {
+		if len(d) != 2 || d["inConflict"] != false || d["hint"] == "" || d["hint"] == nil {
 			t.Fatal(raw)
 		}
 	})
 	t.Run("symlinked work-tree file is not scanned", func(t *testing.T) {
-		repo := conflictRepo(t, "merge")
-		git(t, repo, "rm", "-q", "--cached", "--force", "--ignore-unmatch", "nothing")
-		if regions, _, skipped := scanMarkers(repo, "../etc/passwd"); len(regions) != 0 || skipped == "" {
+		dir := conflictRepo(t, "merge")
+		git(t, dir, "rm", "-q", "--cached", "--force", "--ignore-unmatch", "nothing")
+		if regions, _, skipped := scanMarkers(&repo{dir: dir}, "../etc/passwd"); len(regions) != 0 || skipped == "" {
 			t.Fatal(skipped)
 		}
 	})

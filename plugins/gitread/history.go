@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -80,16 +82,24 @@ func (p *Provider) repoHistory(ctx context.Context, call *sdk.Call) (any, error)
 			d.Commits = append(d.Commits, c)
 		}
 	}
-	if int64(len(d.Commits)) == limit {
+	// A cursor past maxCursor could not be passed back; no history is that
+	// long, so stopping there loses nothing real.
+	if int64(len(d.Commits)) == limit && skip+limit <= maxCursor {
 		next := strconv.FormatInt(skip+limit, 10)
 		d.NextCursor = &next
 	}
 	return d, nil
 }
 
-// parseCursor accepts only a decimal offset, as produced by nextCursor.
+// maxCursor is the largest skip count git handles: it parses --skip into
+// a C int, so a larger value wraps (to a negative or small count) and a
+// client following nextCursor would loop over the same pages forever.
+const maxCursor = math.MaxInt32
+
+// parseCursor accepts only a decimal offset, as produced by nextCursor,
+// within what git can skip.
 func parseCursor(s string) (int64, error) {
-	bad := invalid("arguments.cursor must be a decimal offset")
+	bad := invalid("arguments.cursor must be a decimal offset as returned in nextCursor; omit it to start from the newest commit")
 	if s == "" {
 		return 0, bad
 	}
@@ -99,8 +109,8 @@ func parseCursor(s string) (int64, error) {
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, bad
+	if err != nil || n > maxCursor {
+		return 0, invalid(fmt.Sprintf("arguments.cursor must be at most %d (git cannot skip more commits); pass the nextCursor of the previous page, or omit it to start from the newest commit", maxCursor))
 	}
 	return n, nil
 }

@@ -14,12 +14,11 @@ package gitread
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -45,7 +44,8 @@ const (
 // Provider serves the git-read tools.
 type Provider struct {
 	sdk.Unimplemented
-	runner *gitexec.Runner
+	runner    *gitexec.Runner
+	discovery discoveryCache
 }
 
 // New returns a Provider using the shared hardened git runner.
@@ -65,9 +65,24 @@ var tools = map[string]toolFunc{}
 // register adds a data-returning tool.
 func register(name string, fn func(p *Provider, ctx context.Context, call *sdk.Call) (any, error)) {
 	registerResult(name, func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
-		return finish(fn(p, ctx, call))
+		// A repository moved during a git call (gitexec.ErrMoved) is
+		// usually an innocent rename next to it inside a busy root; the
+		// tools only read, so the whole call is simply done again, with
+		// fresh pins.
+		for attempt := 1; ; attempt++ {
+			actx, pins := gitexec.WithPins(ctx)
+			data, err := fn(p, actx, call)
+			pins.Close()
+			if attempt < movedAttempts && errors.Is(err, gitexec.ErrMoved) && ctx.Err() == nil {
+				continue
+			}
+			return finish(data, err)
+		}
 	})
 }
+
+// movedAttempts is how often a call that hit gitexec.ErrMoved is tried.
+const movedAttempts = 3
 
 // registerResult adds a tool that builds its own result.
 func registerResult(name string, fn toolFunc) {
@@ -106,6 +121,9 @@ func (p *Provider) CallTool(ctx context.Context, call *sdk.Call) (*sdk.Result, e
 	if !ok {
 		return nil, invalid("unknown tool: " + call.Tool)
 	}
+	// Repositories open() checks are pinned for this call only.
+	ctx, pins := gitexec.WithPins(ctx)
+	defer pins.Close()
 	return fn(p, ctx, call)
 }
 
@@ -195,12 +213,18 @@ type repo struct {
 	// gitDir and commonDir are the absolute (symlink-free when they
 	// resolve) git directory and common directory open() found.
 	gitDir, commonDir string
+	// pin holds the work tree that passed the checks; git calls naming dir
+	// run on it (gitexec.Pin). nil outside CallTool.
+	pin *gitexec.Pin
 }
 
-// open checks that repoPath is a git work tree (one rev-parse call) and,
-// when the host confines calls, that the git directory and the common
-// directory really live inside an allowed root: a `.git` file or a
-// `commondir` entry can point anywhere on disk.
+// open checks that repoPath is a git work tree and, when the host confines
+// calls, that everything git may read for it stays inside the allowed
+// roots (confineRepo). The directory that passed is pinned for the rest
+// of the call, so a later git call cannot be sent elsewhere by replacing
+// it. Discovery (one rev-parse) is cached per path and reused while the
+// files it was derived from are unchanged (discovery.go), so a tool that
+// needs one git call makes one.
 func (p *Provider) open(ctx context.Context, call *sdk.Call, repoPath string) (*repo, error) {
 	if repoPath == "" {
 		return nil, invalid("arguments.repoPath is required")
@@ -211,64 +235,97 @@ func (p *Provider) open(ctx context.Context, call *sdk.Call, repoPath string) (*
 	if strings.ContainsAny(repoPath, "\x00\n") {
 		return nil, invalid("arguments.repoPath must not contain NUL or newline characters")
 	}
-	args := []string{"rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir"}
-	cmd := gitexec.Command(repoPath, args...)
-	out, err := p.runner.Run(ctx, repoPath, args...)
-	if err != nil {
+	repoPath = filepath.Clean(repoPath)
+	pins := gitexec.PinsFrom(ctx)
+	var pin *gitexec.Pin
+	if pins != nil {
+		var err error
+		if pin, err = gitexec.OpenPin(repoPath); err != nil {
+			// Let git describe the problem (missing, not a directory, no
+			// permission) in its usual words.
+			args := []string{"rev-parse", "--show-toplevel"}
+			if _, gerr := p.runner.Run(ctx, repoPath, args...); gerr != nil {
+				return nil, gerr
+			}
+			return nil, &failure{gitexec.Command(repoPath, args...), "cannot open the repository directory: " + err.Error()}
+		}
+		pins.Add(pin)
+	}
+
+	d, cached := p.discovery.get(repoPath, pin)
+	if !cached {
+		var err error
+		if d, err = p.discover(ctx, repoPath, pin); err != nil {
+			return nil, err
+		}
+	}
+	if err := confineRepo(call.Meta.AllowedRoots, d.top, d.gitDir, d.commonDir); err != nil {
 		return nil, err
 	}
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != 3 || lines[0] == "" {
-		return nil, &failure{cmd, "unexpected rev-parse output; is this a work tree?"}
+	r := &repo{dir: d.top, gitDir: d.gitDir, commonDir: d.commonDir, pin: pin}
+	if pin == nil {
+		return r, nil
 	}
-	abs := func(p string) string {
-		if filepath.IsAbs(p) {
-			return filepath.Clean(p)
+	if d.top != repoPath {
+		// repoPath named a subdirectory (or a path with symlinks): pin the
+		// work tree itself, after proving it holds the directory checked.
+		top, err := gitexec.OpenPin(d.top)
+		if err != nil {
+			return nil, &failure{gitexec.Command(repoPath, "rev-parse", "--show-toplevel"), "cannot open the work tree: " + err.Error()}
 		}
-		return filepath.Join(repoPath, p) // relative to -C, i.e. repoPath
+		pins.Add(top)
+		if fi, err := os.Stat(filepath.Join(d.top, filepath.FromSlash(d.prefix))); err != nil || !os.SameFile(fi, pin.Info()) {
+			return nil, &failure{gitexec.Command(repoPath, "rev-parse", "--show-toplevel"),
+				"the repository directory was moved or replaced while it was being checked; retry the call"}
+		}
+		pin, r.pin = top, top
 	}
-	top, gitDir, commonDir := abs(lines[0]), abs(lines[1]), abs(lines[2])
-
+	for _, w := range [][2]string{{"the git directory", d.gitDir}, {"the git common directory", d.commonDir}} {
+		if err := pin.Watch(w[0], w[1]); err != nil {
+			return nil, &failure{gitexec.Command(repoPath, "rev-parse", "--git-dir"), "cannot stat " + w[0] + ": " + err.Error()}
+		}
+	}
 	if roots := call.Meta.AllowedRoots; len(roots) > 0 {
-		for _, c := range []struct{ what, path string }{
-			{"work tree", top}, {"git directory", gitDir}, {"git common directory", commonDir},
-		} {
-			real, err := filepath.EvalSymlinks(c.path)
-			if err != nil {
-				return nil, &failure{cmd, "cannot resolve the " + c.what + ": " + err.Error()}
-			}
-			if !insideAny(real, roots) {
-				// The same refusal the host gives a repoPath outside the
-				// roots: a gitdir file, worktree or commondir must not
-				// smuggle a foreign repository in. The path itself is only
-				// fingerprinted.
-				sum := sha256.Sum256([]byte(real))
-				return nil, &sdk.RefusedError{Code: -32011, Message: "Repository path is outside the MCP allowed roots",
-					Data: map[string]any{
-						"environmentVariable": "FLUXGIT_MCP_ALLOWED_ROOTS",
-						"details":             "the " + c.what + " resolves outside the allowed roots",
-						"repoPathFingerprint": "sha256:" + hex.EncodeToString(sum[:]),
-					}}
+		// Confined: also detect the work tree (or the repository holding
+		// the git data of a linked work tree) being renamed away and back
+		// while git runs (gitexec.Pin.Guard). The directories above it are
+		// guarded, not the work tree itself, whose entries change whenever
+		// a file is saved.
+		dirs := guardedDirs(filepath.Dir(d.top), roots)
+		if !isWithin(d.commonDir, d.top) {
+			dirs = append(dirs, guardedDirs(filepath.Dir(filepath.Dir(d.commonDir)), roots)...)
+		}
+		for _, g := range dirs {
+			if err := pin.Guard(g); err != nil {
+				return nil, &failure{gitexec.Command(repoPath, "rev-parse", "--show-toplevel"),
+					"the repository was moved or replaced while it was being checked; retry the call"}
 			}
 		}
 	}
-	resolve := func(p string) string {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return r
-		}
-		return p
-	}
-	return &repo{dir: resolve(top), gitDir: resolve(gitDir), commonDir: resolve(commonDir)}, nil
+	return r, nil
 }
 
-func insideAny(p string, roots []string) bool {
-	for _, r := range roots {
-		r = filepath.Clean(r)
-		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, string(filepath.Separator))+string(filepath.Separator)) {
-			return true
-		}
+// guardedDirs lists dir and its ancestors up to the allowed root that
+// holds it (none when dir is not inside a root): renaming an entry of any
+// of them would send a path-based lookup elsewhere.
+func guardedDirs(dir string, roots []string) []string {
+	if !insideAny(dir, roots) {
+		return nil
 	}
-	return false
+	var out []string
+	for {
+		out = append(out, dir)
+		for _, r := range roots {
+			if dir == filepath.Clean(r) {
+				return out
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return out
+		}
+		dir = parent
+	}
 }
 
 // checkRev refuses a caller revision git could read as an option, such as

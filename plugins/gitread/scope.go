@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -134,7 +131,7 @@ func (p *Provider) repoScope(ctx context.Context, call *sdk.Call) (any, error) {
 			}, "log", "-z", "--since="+strconv.FormatInt(days, 10)+".days", "--format=%an", "HEAD", "--", scope)
 			return nil
 		},
-		func() error { d.Owners = readCodeowners(r.dir, scope); return nil },
+		func() error { d.Owners = readCodeowners(r, scope); return nil },
 	)
 	if err != nil {
 		return nil, err
@@ -184,25 +181,16 @@ func (p *Provider) shortLog(ctx context.Context, r *repo, n, subjLen int, pathsp
 }
 
 // readCodeowners reads the first CODEOWNERS file that exists in the work
-// tree and matches scope against it. A candidate whose real path leaves
-// the work tree (a symlink out) or that is not a regular file is ignored.
-func readCodeowners(top, scope string) *ScopeOwners {
+// tree and matches scope against it. A candidate reached through a symlink
+// (at any component) or that is not a regular file is ignored; the file is
+// checked after it is opened (readFile), so it cannot be swapped for a
+// link or a FIFO in between.
+func readCodeowners(r *repo, scope string) *ScopeOwners {
 	for _, name := range codeownersFiles {
-		abs := filepath.Join(top, filepath.FromSlash(name))
-		real, err := filepath.EvalSymlinks(abs)
-		if err != nil || !isWithin(real, top) || isWithin(real, filepath.Join(top, ".git")) {
-			continue
-		}
-		fi, err := os.Stat(real)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		f, err := os.Open(real)
+		b, err := r.readFile(name, maxCodeowners)
 		if err != nil {
 			continue
 		}
-		b, _ := io.ReadAll(io.LimitReader(f, maxCodeowners+1))
-		f.Close()
 		o := &ScopeOwners{Source: name, Owners: []string{}, Matching: "simplified-prefix (last match wins)"}
 		if len(b) > maxCodeowners {
 			b, o.Truncated = b[:maxCodeowners], true

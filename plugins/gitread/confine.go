@@ -1,0 +1,267 @@
+package gitread
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+// maxConfineEntries bounds the walk of one repository's git directories.
+// Far beyond any real repository's loose refs and objects; a tree larger
+// than this cannot be verified in reasonable time and is refused.
+const maxConfineEntries = 2_000_000
+
+// maxAlternateDepth is how deep alternates of alternates are followed,
+// the depth git itself stops at.
+const maxAlternateDepth = 5
+
+// confinement decides whether everything git may read for one repository
+// lies inside the allowed roots. The work tree, the git directory and the
+// common directory are only the start: inside them any entry can be a
+// symlink (objects, refs, packed-refs, HEAD, index, logs, info, shallow,
+// modules, a single loose object or pack), objects/info/alternates can
+// name further object directories (relative entries relative to the
+// objects directory, and alternates of alternates). git follows all of
+// them, so all of them are checked: the git directories are walked
+// without following links, and every link is resolved and must stay
+// inside a root (a link to a directory inside the roots is walked too).
+type confinement struct {
+	roots                  []string
+	top, gitDir, commonDir string
+	visited                map[string]bool
+	entries                int
+	// bases name directories reached through links and alternates.
+	bases []labelBase
+}
+
+// confineRepo is the one place that decides whether a repository may be
+// served under roots; it returns nil when roots is empty (unconfined) or
+// everything git may read stays inside them, else the -32011 refusal.
+func confineRepo(roots []string, top, gitDir, commonDir string) error {
+	if len(roots) == 0 {
+		return nil
+	}
+	c := &confinement{roots: roots, top: top, gitDir: gitDir, commonDir: commonDir, visited: map[string]bool{}}
+	for _, d := range []struct{ what, path string }{
+		{"the work tree", top}, {"the git directory", gitDir}, {"the git common directory", commonDir},
+	} {
+		real, err := filepath.EvalSymlinks(d.path)
+		if err != nil {
+			return c.refuse(d.what+" cannot be resolved", "check that the repository is intact", real)
+		}
+		if !insideAny(real, roots) {
+			return c.refuse(d.what+" resolves outside the allowed roots (a .git file, core.worktree or commondir entry leads there)",
+				"open the repository where its git data lives, or add that location to FLUXGIT_MCP_ALLOWED_ROOTS", real)
+		}
+	}
+	if err := c.walk(commonDir, 0); err != nil {
+		return err
+	}
+	return c.walk(gitDir, 0) // a linked worktree's own directory; visited when inside commonDir
+}
+
+// label names p for the model in repository terms: relative to the work
+// tree, the git directories or a directory reached through an in-root
+// link or alternate, never as the (possibly outside) path itself.
+func (c *confinement) label(p string) string {
+	bases := make([]labelBase, 0, len(c.bases)+3)
+	for i := len(c.bases) - 1; i >= 0; i-- { // innermost link first
+		bases = append(bases, c.bases[i])
+	}
+	bases = append(bases, labelBase{c.top, ""}, labelBase{c.gitDir, "$GIT_DIR"}, labelBase{c.commonDir, "$GIT_COMMON_DIR"})
+	for _, b := range bases {
+		if rel, err := filepath.Rel(b.base, p); err == nil && isLocal(rel) {
+			rel = filepath.ToSlash(rel)
+			switch {
+			case b.name == "":
+				return rel
+			case rel == ".":
+				return b.name
+			}
+			return b.name + "/" + rel
+		}
+	}
+	return "a location reached through an in-root symlink or alternate"
+}
+
+// labelBase names a directory for label.
+type labelBase struct{ base, name string }
+
+// refuse builds the -32011 refusal. real, the resolved location, is only
+// fingerprinted, as the host does for a repoPath outside the roots.
+func (c *confinement) refuse(what, fix, real string) error {
+	data := map[string]any{
+		"environmentVariable": "FLUXGIT_MCP_ALLOWED_ROOTS",
+		"details":             what + "; fix: " + fix + ".",
+	}
+	if real != "" {
+		sum := sha256.Sum256([]byte(real))
+		data["repoPathFingerprint"] = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return &sdk.RefusedError{Code: -32011, Message: "Repository path is outside the MCP allowed roots", Data: data}
+}
+
+func (c *confinement) outside(p, real string) error {
+	return c.refuse("the repository's "+c.label(p)+" is a symlink that resolves outside the allowed roots, so git would read another repository's data through it",
+		"replace the symlink with a copy of what it points to, or add its target to FLUXGIT_MCP_ALLOWED_ROOTS", real)
+}
+
+// skipped are entries of a git directory git never reads during the
+// hardened reads: hooks are disabled by the runner, lfs belongs to git-lfs.
+var skipped = map[string]bool{"hooks": true, "lfs": true}
+
+// walk checks dir's tree. Entries are listed without following links, so
+// only symlinks cost an extra resolution.
+func (c *confinement) walk(dir string, altDepth int) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil // absent: git reads nothing there
+	}
+	if c.visited[real] {
+		return nil
+	}
+	c.visited[real] = true
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if unreadable(err) {
+			return nil // git cannot read it either
+		}
+		return c.refuse("the repository's "+c.label(dir)+" cannot be listed to check it ("+err.Error()+")", "make it readable", "")
+	}
+	for _, e := range ents {
+		if c.entries++; c.entries > maxConfineEntries {
+			return c.refuse("the repository's git directories hold more than "+strconv.Itoa(maxConfineEntries)+" entries, too many to check",
+				"run `git gc` to pack loose objects and refs", "")
+		}
+		p := filepath.Join(dir, e.Name())
+		if skipped[e.Name()] && (dir == c.gitDir || dir == c.commonDir) {
+			continue
+		}
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				// Dangling now, but its target may appear: judge where it
+				// points as written.
+				lt, lerr := os.Readlink(p)
+				if lerr != nil {
+					continue
+				}
+				if !filepath.IsAbs(lt) {
+					lt = filepath.Join(dir, lt)
+				}
+				if lt = filepath.Clean(lt); !insideAny(lt, c.roots) {
+					return c.outside(p, lt)
+				}
+				continue
+			}
+			if !insideAny(target, c.roots) {
+				return c.outside(p, target)
+			}
+			if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+				c.bases = append(c.bases, labelBase{target, "(the target of " + c.label(p) + ")"})
+				if err := c.walk(target, altDepth); err != nil {
+					return err
+				}
+			}
+		case e.IsDir():
+			if err := c.walk(p, altDepth); err != nil {
+				return err
+			}
+		}
+		switch {
+		case e.Name() == "alternates" && filepath.Base(dir) == "info":
+			if err := c.alternates(p, filepath.Dir(dir), altDepth); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// alternates checks each object directory an alternates file lists, as
+// git reads it: one per line, blank lines and # comments ignored, a
+// double-quoted line C-unquoted, a relative entry relative to objDir.
+func (c *confinement) alternates(file, objDir string, depth int) error {
+	lines, err := readLines(file)
+	if err != nil {
+		if unreadable(err) {
+			return nil
+		}
+		return c.refuse("the repository's "+c.label(file)+" cannot be checked ("+err.Error()+")", "make it a regular file of at most 1 MiB", "")
+	}
+	for i, line := range lines {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		where := "entry " + strconv.Itoa(i+1) + " of the repository's " + c.label(file)
+		if strings.HasPrefix(line, `"`) {
+			u, err := strconv.Unquote(line)
+			if err != nil {
+				return c.refuse(where+" is quoted in a way fluxgit cannot check", "write the path unquoted", "")
+			}
+			line = u
+		}
+		if !filepath.IsAbs(line) {
+			line = filepath.Join(objDir, line)
+		}
+		real, err := filepath.EvalSymlinks(line)
+		if err != nil {
+			continue // missing: git skips it with a warning
+		}
+		if !insideAny(real, c.roots) {
+			return c.refuse(where+" names an object directory outside the allowed roots, so git would read another repository's objects",
+				"remove the entry after `git repack -a -d` copies the objects in, or add that object directory to FLUXGIT_MCP_ALLOWED_ROOTS", real)
+		}
+		if depth+1 > maxAlternateDepth {
+			continue // git stops here too
+		}
+		c.bases = append(c.bases, labelBase{real, "(the object directory in " + where + ")"})
+		if err := c.walk(real, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readLines reads a small text file as lines without their line endings,
+// without blocking on a FIFO.
+func readLines(path string) ([]string, error) {
+	b, err := readSmallFile(path, 1<<20)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > 1<<20 {
+		return nil, errors.New("larger than 1 MiB")
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		out = append(out, strings.TrimRight(l, "\r"))
+	}
+	return out, nil
+}
+
+// unreadable reports whether err means git could not read the file either
+// (so it cannot lead anywhere); other errors make the file uncheckable.
+func unreadable(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)
+}
+
+// insideAny reports whether the resolved path p is one of roots or below
+// one of them.
+func insideAny(p string, roots []string) bool {
+	for _, r := range roots {
+		r = filepath.Clean(r)
+		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, string(filepath.Separator))+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}

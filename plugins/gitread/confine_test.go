@@ -1,0 +1,113 @@
+//go:build unix
+
+package gitread
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+// TestConfineRepo drives the one containment decision directly: each
+// hostile layout is refused with -32011 naming the location in repository
+// terms (never the outside path), in-root links pass, and a FIFO where an
+// alternates file belongs is refused instead of blocking the check.
+func TestConfineRepo(t *testing.T) {
+	base := tempDir(t)
+	root := filepath.Join(base, "root")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{root, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk := func(name string) string {
+		dir := filepath.Join(root, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		git(t, dir, "init", "-q", "-b", "main")
+		return dir
+	}
+	link := func(target, at string) {
+		if err := os.RemoveAll(at); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name  string
+		setup func(repo string)
+		want  string // "" means allowed
+	}{
+		{"plain", func(string) {}, ""},
+		{"objects out", func(r string) { link(outside, filepath.Join(r, ".git", "objects")) }, "the repository's .git/objects is a symlink"},
+		{"one pack out", func(r string) {
+			write(filepath.Join(outside, "x.pack"), "PACK")
+			link(filepath.Join(outside, "x.pack"), filepath.Join(r, ".git", "objects", "pack", "pack-1.pack"))
+		}, ".git/objects/pack/pack-1.pack"},
+		{"dangling HEAD out", func(r string) { link(filepath.Join(outside, "HEAD"), filepath.Join(r, ".git", "HEAD")) }, ".git/HEAD"},
+		{"relative alternate out", func(r string) {
+			write(filepath.Join(r, ".git", "objects", "info", "alternates"), "../../../../outside\n")
+		}, "entry 1 of the repository's .git/objects/info/alternates"},
+		{"quoted alternate out", func(r string) {
+			write(filepath.Join(r, ".git", "objects", "info", "alternates"), "\n# c\n\""+outside+"\"\n")
+		}, "entry 3 of the repository's .git/objects/info/alternates"},
+		{"fifo alternates", func(r string) {
+			if err := syscall.Mkfifo(filepath.Join(r, ".git", "objects", "info", "alternates"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, ".git/objects/info/alternates cannot be checked"},
+		{"in-root link and alternate", func(r string) {
+			other := mk("other-" + filepath.Base(r))
+			link(filepath.Join(other, ".git", "info"), filepath.Join(r, ".git", "info"))
+			write(filepath.Join(r, ".git", "objects", "info", "alternates"), filepath.Join(other, ".git", "objects")+"\n")
+		}, ""},
+		{"link out inside an in-root link target", func(r string) {
+			other := mk("other-" + filepath.Base(r))
+			link(outside, filepath.Join(other, ".git", "info", "grafts"))
+			link(filepath.Join(other, ".git", "info"), filepath.Join(r, ".git", "info"))
+		}, "(the target of .git/info)/grafts"},
+		{"hooks are never read", func(r string) { link(outside, filepath.Join(r, ".git", "hooks")) }, ""},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			repo := mk("r" + string(rune('a'+i)))
+			tt.setup(repo)
+			dotgit := filepath.Join(repo, ".git")
+			err := confineRepo([]string{root}, repo, dotgit, dotgit)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := confineRepo(nil, repo, dotgit, dotgit); err != nil {
+					t.Fatalf("unconfined: %v", err)
+				}
+				return
+			}
+			var re *sdk.RefusedError
+			if !errors.As(err, &re) || re.Code != -32011 {
+				t.Fatalf("want -32011, got %v", err)
+			}
+			d, _ := re.Data["details"].(string)
+			if !strings.Contains(d, tt.want) || !strings.Contains(d, "fix:") || strings.Contains(d, outside) {
+				t.Fatalf("details %q, want %q and a fix, without the outside path", d, tt.want)
+			}
+			if err := confineRepo(nil, repo, dotgit, dotgit); err != nil {
+				t.Fatalf("unconfined must allow everything: %v", err)
+			}
+		})
+	}
+}

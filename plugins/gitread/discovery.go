@@ -1,0 +1,115 @@
+package gitread
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
+)
+
+// discovered is what one rev-parse tells open() about a repository path.
+type discovered struct {
+	// top, gitDir and commonDir are absolute; git reports them resolved,
+	// as seen from the directory it ran in.
+	top, gitDir, commonDir string
+	// prefix is repoPath relative to top ("" when repoPath is the top).
+	prefix string
+}
+
+// discoveryArgs asks for every location at once, in absolute form.
+var discoveryArgs = []string{"rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir", "--show-prefix"}
+
+// discover runs the rev-parse (under pin when there is one) and, when the
+// answer may be reused, caches it.
+func (p *Provider) discover(ctx context.Context, repoPath string, pin *gitexec.Pin) (discovered, error) {
+	started := time.Now()
+	out, err := p.runner.Run(ctx, repoPath, discoveryArgs...)
+	if err != nil {
+		return discovered{}, err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) == 3 {
+		lines = append(lines, "") // an empty prefix may print no line
+	}
+	if len(lines) != 4 || !filepath.IsAbs(lines[0]) || !filepath.IsAbs(lines[1]) || !filepath.IsAbs(lines[2]) {
+		return discovered{}, &failure{gitexec.Command(repoPath, discoveryArgs...), "unexpected rev-parse output; is this a work tree?"}
+	}
+	d := discovered{
+		top: filepath.Clean(lines[0]), gitDir: filepath.Clean(lines[1]), commonDir: filepath.Clean(lines[2]),
+		prefix: strings.TrimSuffix(lines[3], "/"),
+	}
+	if pin != nil && d.prefix == "" && d.top == repoPath {
+		p.discovery.put(repoPath, pin, d, started)
+	}
+	return d, nil
+}
+
+// discoveryCacheSize bounds the cache; past it the cache starts over.
+const discoveryCacheSize = 512
+
+// discoveryCache keeps rev-parse answers per repository path. An answer
+// is reused only when the path still names the directory it was computed
+// in (the pin's identity) and none of the files it was derived from
+// changed: the .git entry (a gitdir file can be rewritten), the commondir
+// file, the configuration files (core.worktree moves the work tree) and
+// the git directories themselves. Only paths that are their own work
+// tree's top are cached, so no nearer .git can appear between them.
+type discoveryCache struct {
+	mu      sync.Mutex
+	entries map[string]*discoveryEntry
+}
+
+type discoveryEntry struct {
+	d      discovered
+	dir    os.FileInfo
+	paths  []string
+	stamps gitexec.Stamps
+}
+
+func discoveryPaths(top string, d discovered) []string {
+	return []string{
+		top,
+		filepath.Join(top, ".git"),
+		d.gitDir,
+		filepath.Join(d.gitDir, "commondir"),
+		filepath.Join(d.gitDir, "config"),
+		filepath.Join(d.gitDir, "config.worktree"),
+		d.commonDir,
+		filepath.Join(d.commonDir, "config"),
+	}
+}
+
+func (c *discoveryCache) put(repoPath string, pin *gitexec.Pin, d discovered, since time.Time) {
+	paths := discoveryPaths(repoPath, d)
+	stamps, ok := gitexec.TakeStamps(paths, since)
+	if !ok {
+		return
+	}
+	// The stamped directory must be the one git ran in.
+	if fi, err := os.Stat(repoPath); err != nil || !os.SameFile(fi, pin.Info()) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= discoveryCacheSize {
+		c.entries = map[string]*discoveryEntry{}
+	}
+	c.entries[repoPath] = &discoveryEntry{d: d, dir: pin.Info(), paths: paths, stamps: stamps}
+}
+
+func (c *discoveryCache) get(repoPath string, pin *gitexec.Pin) (discovered, bool) {
+	if pin == nil {
+		return discovered{}, false
+	}
+	c.mu.Lock()
+	e := c.entries[repoPath]
+	c.mu.Unlock()
+	if e == nil || !os.SameFile(e.dir, pin.Info()) || !e.stamps.Still(e.paths) {
+		return discovered{}, false
+	}
+	return e.d, true
+}
