@@ -378,3 +378,74 @@ func TestConflictReadNoConflict(t *testing.T) {
 		t.Fatalf("data = %v", d)
 	}
 }
+
+// TestSubmoduleGitDirEscape: git never runs inside a submodule, but status
+// and diff still read a checked-out submodule's HEAD in-process, through
+// <path>/.git. A .git file or symlink leading out of the roots would show the outside repository's commit id, so the
+// repository is refused, naming the submodule; the same layout with its
+// git data inside the roots is served.
+func TestSubmoduleGitDirEscape(t *testing.T) {
+	l := newEscapeLayout(t)
+	outGit := filepath.Join(l.outside, ".git")
+	open := startServer(t, baseEnv(t))
+	initialize(t, open)
+	confined := startServer(t, append(baseEnv(t), "FLUXGIT_MCP_ALLOWED_ROOTS="+l.root))
+	initialize(t, confined)
+	// withGitlink records sub as a submodule at the repository's own
+	// commit, so any other HEAD read through sub/.git shows as a change.
+	withGitlink := func(t *testing.T, name string) string {
+		repo := l.innerRepo(t, name)
+		head := strings.TrimSpace(git(t, repo, "rev-parse", "HEAD"))
+		git(t, repo, "update-index", "--add", "--cacheinfo", "160000,"+head+",sub")
+		git(t, repo, "commit", "-q", "-m", "add gitlink")
+		return repo
+	}
+	id := 0
+	for _, tc := range []struct {
+		name  string
+		build func(t *testing.T, repo string)
+	}{
+		{"gitdir file", func(t *testing.T, repo string) {
+			writeFile(t, filepath.Join(repo, "sub", ".git"), "gitdir: "+outGit+"\n")
+		}},
+		{"symlinked .git", func(t *testing.T, repo string) {
+			if err := os.MkdirAll(filepath.Join(repo, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			symlink(t, outGit, filepath.Join(repo, "sub", ".git"))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := withGitlink(t, strings.ReplaceAll(tc.name, " ", "-"))
+			tc.build(t, repo)
+			args := map[string]any{"repoPath": repo}
+			id++
+			if r := open.call(id, "tools/call", map[string]any{"name": "diff.text", "arguments": args}); !strings.Contains(r.raw, l.outsideHead) {
+				t.Fatalf("control: unconfined diff.text did not show the outside commit, so the case proves nothing: %s", r.raw)
+			}
+			for _, tool := range []string{"diff.text", "repo.status", "repo.brief", "worktree.changes"} {
+				id++
+				r := confined.call(id, "tools/call", map[string]any{"name": tool, "arguments": args})
+				if r.Error == nil || r.Error.Code != -32011 {
+					t.Fatalf("%s: want -32011, got %s", tool, r.raw)
+				}
+				if strings.Contains(r.raw, l.outsideHead) || strings.Contains(r.raw, l.outside) {
+					t.Fatalf("%s: refusal leaks the outside repository: %s", tool, r.raw)
+				}
+				if !strings.Contains(string(r.Error.Data), "submodule sub") || !strings.Contains(string(r.Error.Data), "fix:") {
+					t.Fatalf("%s: the refusal should name submodule sub and say how to fix it: %s", tool, r.raw)
+				}
+			}
+		})
+	}
+	t.Run("in-root submodule git dir", func(t *testing.T) {
+		repo := withGitlink(t, "in-root")
+		other := l.innerRepo(t, "in-root-data")
+		writeFile(t, filepath.Join(repo, "sub", ".git"), "gitdir: "+filepath.Join(other, ".git")+"\n")
+		id++
+		r := confined.call(id, "tools/call", map[string]any{"name": "repo.status", "arguments": map[string]any{"repoPath": repo}})
+		if r.Error != nil || strings.Contains(r.raw, `"isError":true`) {
+			t.Fatalf("a submodule whose git data is inside the roots was refused: %s", r.raw)
+		}
+	})
+}

@@ -42,9 +42,9 @@ type confinement struct {
 }
 
 // confineRepo is the one place that decides whether a repository may be
-// served under roots; it returns nil when roots is empty (unconfined) or
+// served under roots (gitlinks lists the index's gitlinks, see submodules); it returns nil when roots is empty (unconfined) or
 // everything git may read stays inside them, else the -32011 refusal.
-func confineRepo(roots []string, top, gitDir, commonDir string) error {
+func confineRepo(roots []string, top, gitDir, commonDir string, gitlinks func() ([]gitlink, error)) error {
 	if len(roots) == 0 {
 		return nil
 	}
@@ -64,7 +64,71 @@ func confineRepo(roots []string, top, gitDir, commonDir string) error {
 	if err := c.walk(commonDir, 0); err != nil {
 		return err
 	}
-	return c.walk(gitDir, 0) // a linked worktree's own directory; visited when inside commonDir
+	if err := c.walk(gitDir, 0); err != nil { // a linked worktree's own directory; visited when inside commonDir
+		return err
+	}
+	if gitlinks == nil {
+		return nil
+	}
+	// Only now, with the index known to be the repository's own, list it.
+	links, err := gitlinks()
+	if err != nil {
+		return err
+	}
+	return c.submodules(links)
+}
+
+// submodules checks the checked-out submodules of the index's gitlinks.
+// git never runs inside them (plugins/gitexec/harden.go keeps it out),
+// but status and diff still read each one's HEAD and refs in-process to
+// tell whether it moved to another commit, through <path>/.git: a
+// directory, a symlink, or a file whose "gitdir:" line may name any
+// place. The submodule directory and that git directory must resolve
+// inside the roots, and a git directory not already walked (the usual
+// one lives in the common directory's modules/) is walked like the
+// repository's own.
+func (c *confinement) submodules(links []gitlink) error {
+	for _, l := range links {
+		rel := filepath.FromSlash(string(l.path))
+		if !filepath.IsLocal(rel) {
+			continue // git itself refuses such an index entry
+		}
+		sub := filepath.Join(c.top, rel)
+		dotgit := filepath.Join(sub, ".git")
+		fi, err := os.Lstat(dotgit)
+		if err != nil {
+			continue // not checked out: git reads nothing for it
+		}
+		what := "submodule " + string(l.path)
+		if real, err := filepath.EvalSymlinks(sub); err != nil || real != sub {
+			continue // git does not look through a symlink on the way to a gitlink
+		}
+		real := sub
+		target := dotgit
+		if fi.Mode().IsRegular() {
+			lines, err := readLines(dotgit)
+			if err != nil || len(lines) == 0 || !strings.HasPrefix(lines[0], "gitdir: ") {
+				continue // git does not treat it as a repository either
+			}
+			target = strings.TrimPrefix(lines[0], "gitdir: ")
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(real, target)
+			}
+		}
+		gd, err := filepath.EvalSymlinks(target)
+		if err != nil {
+			continue
+		}
+		if !insideAny(gd, c.roots) {
+			return c.refuse("the "+what+"'s .git leads to a git directory outside the allowed roots, so git would read another repository's commit through it",
+				"run `git submodule absorbgitdirs` so its git data lives in the repository, or add that location to FLUXGIT_MCP_ALLOWED_ROOTS", gd)
+		}
+		c.bases = append(c.bases, labelBase{gd, "(the git directory of " + what + ")"})
+		if err := c.walk(gd, 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // label names p for the model in repository terms: relative to the work

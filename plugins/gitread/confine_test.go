@@ -87,12 +87,12 @@ func TestConfineRepo(t *testing.T) {
 			repo := mk("r" + string(rune('a'+i)))
 			tt.setup(repo)
 			dotgit := filepath.Join(repo, ".git")
-			err := confineRepo([]string{root}, repo, dotgit, dotgit)
+			err := confineRepo([]string{root}, repo, dotgit, dotgit, nil)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := confineRepo(nil, repo, dotgit, dotgit); err != nil {
+				if err := confineRepo(nil, repo, dotgit, dotgit, nil); err != nil {
 					t.Fatalf("unconfined: %v", err)
 				}
 				return
@@ -105,7 +105,7 @@ func TestConfineRepo(t *testing.T) {
 			if !strings.Contains(d, tt.want) || !strings.Contains(d, "fix:") || strings.Contains(d, outside) {
 				t.Fatalf("details %q, want %q and a fix, without the outside path", d, tt.want)
 			}
-			if err := confineRepo(nil, repo, dotgit, dotgit); err != nil {
+			if err := confineRepo(nil, repo, dotgit, dotgit, nil); err != nil {
 				t.Fatalf("unconfined must allow everything: %v", err)
 			}
 		})

@@ -259,7 +259,8 @@ func (p *Provider) open(ctx context.Context, call *sdk.Call, repoPath string) (*
 			return nil, err
 		}
 	}
-	if err := confineRepo(call.Meta.AllowedRoots, d.top, d.gitDir, d.commonDir); err != nil {
+	gitlinks := func() ([]gitlink, error) { return p.gitlinksOf(ctx, d.top, d.gitDir) }
+	if err := confineRepo(call.Meta.AllowedRoots, d.top, d.gitDir, d.commonDir, gitlinks); err != nil {
 		return nil, err
 	}
 	r := &repo{dir: d.top, gitDir: d.gitDir, commonDir: d.commonDir, pin: pin}
