@@ -2,12 +2,15 @@ package gitread
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
@@ -72,8 +75,15 @@ func TestSubmoduleStatus(t *testing.T) {
 		}
 	})
 	t.Run("allowed roots exclude a submodule gitdir", func(t *testing.T) {
-		res, err := call(t, "submodule.status", map[string]any{"repoPath": f.top}, f.top)
-		if err != nil || res.Error != nil {
+		// git would read evil's HEAD from outside the roots during a
+		// status or diff, so the repository is refused, naming evil.
+		_, err := call(t, "submodule.status", map[string]any{"repoPath": f.top}, f.top)
+		var re *sdk.RefusedError
+		if !errors.As(err, &re) || re.Code != -32011 || !strings.Contains(fmt.Sprint(re.Data["details"]), "submodule evil") {
+			t.Fatalf("want -32011 naming submodule evil, got %v", err)
+		}
+		// With the outside repository inside the roots it is served.
+		if res, err := call(t, "submodule.status", map[string]any{"repoPath": f.top}, f.top, f.outside); err != nil || res.Error != nil {
 			t.Fatalf("%v %+v", err, res)
 		}
 	})
