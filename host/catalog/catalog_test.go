@@ -154,7 +154,7 @@ func TestValidateArguments(t *testing.T) {
 		{"repo.history", `{"repoPath":"/r","limit":201}`, "arguments.limit must be <= 200"},
 		{"repo.status", `{"repoPath":""}`, "arguments.repoPath must not be empty"},
 		{"repo.status", `{"repoPath":"/` + strings.Repeat("a", 32768) + `"}`, "arguments.repoPath must be at most 32768 characters long"},
-		{"repo.history", `{"repoPath":"/r","cursor":"abc"}`, "arguments.cursor must match the pattern ^[0-9]{1,18}$"},
+		{"repo.history", `{"repoPath":"/r","cursor":"abc"}`, "arguments.cursor must match the pattern ^[0-9]{1,10}$"},
 		// unknown key
 		{"repo.refs", `{"repoPath":"/r","foo":1}`, "arguments.foo is not allowed"},
 		{"repo.refs", `{"repoPath":"/r","zeta":1,"alpha":2}`, "arguments.alpha is not allowed"},

@@ -58,7 +58,15 @@ func TestHelperProcess(t *testing.T) {
 	if mode == "" {
 		t.Skip("helper process body; runs only when re-executed by another test")
 	}
-	p := NewWithConfig(Config{StateDir: os.Getenv(EnvStateDir), DefaultWorkspace: "helper-default", Logger: hclog.NewNullLogger()})
+	cfg := Config{StateDir: os.Getenv(EnvStateDir), DefaultWorkspace: "helper-default", Logger: hclog.NewNullLogger()}
+	if mode == "contend" {
+		// Contention proves serialization (no lost update, no duplicate
+		// id), not speed: under -race on a loaded 2-core machine eight
+		// writers can queue past the 3 s default, which the "hold" helper
+		// tests on its own. A long budget keeps this test about one thing.
+		cfg.Store.Budget = time.Minute
+	}
+	p := NewWithConfig(cfg)
 	defer p.Close()
 	var report any
 	switch mode {
