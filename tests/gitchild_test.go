@@ -33,9 +33,11 @@ func gitChildren(pid int, dir string) []int {
 		if len(f) < 2 || f[1] != strconv.Itoa(pid) {
 			continue
 		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		// git runs on the pinned directory (-C /proc/self/fd/N), so the
+		// repository shows as its working directory, not in its argv.
+		cwd, _ := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
 		wchan, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "wchan"))
-		if bytes.Contains(cmdline, []byte("\x00"+dir+"\x00")) && (string(wchan) == "wait_for_partner" || string(wchan) == "fifo_open") {
+		if cwd == dir && (string(wchan) == "wait_for_partner" || string(wchan) == "fifo_open") {
 			out = append(out, child)
 		}
 	}

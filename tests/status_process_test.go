@@ -67,7 +67,7 @@ func TestRepoStatusOneGitProcess(t *testing.T) {
 				t.Fatalf("%d repo.status calls started %d git processes, want %d:\n%s", calls, len(lines), calls, b)
 			}
 			for _, l := range lines {
-				if !strings.Contains(l, " status --porcelain=v2 -z --branch") {
+				if !strings.Contains(l, " status ") || !strings.Contains(l, " --porcelain=v2 -z --branch") {
 					t.Fatalf("unexpected git call: %s", l)
 				}
 			}
