@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,26 +16,14 @@ import (
 // line names dir and which sleep opening a FIFO (the kernel's wait channel
 // for that is wait_for_partner, fifo_open on older kernels).
 func gitChildren(pid int, dir string) []int {
-	entries, _ := os.ReadDir("/proc")
+	kids, _ := childPids(pid)
 	var out []int
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		rest := stat[bytes.LastIndexByte(stat, ')')+1:]
-		f := strings.Fields(string(rest))
-		if len(f) < 2 || f[1] != strconv.Itoa(pid) {
-			continue
-		}
+	for _, child := range kids {
+		proc := filepath.Join("/proc", strconv.Itoa(child))
 		// git runs on the pinned directory (-C /proc/self/fd/N), so the
 		// repository shows as its working directory, not in its argv.
-		cwd, _ := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		wchan, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "wchan"))
+		cwd, _ := os.Readlink(filepath.Join(proc, "cwd"))
+		wchan, _ := os.ReadFile(filepath.Join(proc, "wchan"))
 		if cwd == dir && (string(wchan) == "wait_for_partner" || string(wchan) == "fifo_open") {
 			out = append(out, child)
 		}

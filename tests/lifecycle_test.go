@@ -12,15 +12,13 @@ import (
 	"time"
 )
 
-// providerPids lists the processes whose parent is pid and whose command
-// line is a fluxgit provider.
-func providerPids(t testing.TB, parent int) []int {
-	t.Helper()
+// childPids lists the processes whose parent is pid, from /proc; ok is
+// false where there is no /proc.
+func childPids(parent int) (pids []int, ok bool) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		t.Skip("no /proc on this system")
+		return nil, false
 	}
-	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -33,10 +31,24 @@ func providerPids(t testing.TB, parent int) []int {
 		// Fields after the parenthesised command: state ppid ...
 		rest := stat[bytes.LastIndexByte(stat, ')')+1:]
 		fields := strings.Fields(string(rest))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(parent) {
-			continue
+		if len(fields) >= 2 && fields[1] == strconv.Itoa(parent) {
+			pids = append(pids, pid)
 		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+	}
+	return pids, true
+}
+
+// providerPids lists the processes whose parent is pid and whose command
+// line is a fluxgit provider.
+func providerPids(t testing.TB, parent int) []int {
+	t.Helper()
+	kids, ok := childPids(parent)
+	if !ok {
+		t.Skip("no /proc on this system")
+	}
+	var pids []int
+	for _, pid := range kids {
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 		if bytes.Contains(cmdline, []byte("provider")) {
 			pids = append(pids, pid)
 		}
