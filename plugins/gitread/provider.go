@@ -46,6 +46,7 @@ type Provider struct {
 	sdk.Unimplemented
 	runner    *gitexec.Runner
 	discovery discoveryCache
+	gitlinks  gitlinkCache
 }
 
 // New returns a Provider using the shared hardened git runner.

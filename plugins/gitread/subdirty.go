@@ -19,8 +19,11 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
@@ -134,7 +137,12 @@ func (s *subScanner) dirty(ctx context.Context, k subChild, untracked bool, dept
 // unambiguously, else from `git ls-files --stage -z`.
 func (p *Provider) gitlinksOf(ctx context.Context, dir, gitDir string) ([]gitlink, error) {
 	if gitDir != "" {
+		if links, ok := p.gitlinks.get(gitDir); ok {
+			return links, nil
+		}
+		started := time.Now()
 		if set, ok := readIndexGitlinks(gitDir); ok {
+			p.gitlinks.put(gitDir, set.links, started)
 			return set.links, nil
 		}
 	}
@@ -234,4 +242,49 @@ func (p *Provider) statusInto(ctx context.Context, call *sdk.Call, r *repo, ps *
 	ps.data.Branch, ps.data.Detached, ps.data.OID = h.Branch, h.Detached, h.OID
 	ps.data.Upstream, ps.data.Ahead, ps.data.Behind = h.Upstream, h.Ahead, h.Behind
 	return nil
+}
+
+// gitlinkCacheSize bounds the gitlink cache; past it the cache starts over.
+const gitlinkCacheSize = 512
+
+// gitlinkCache keeps the gitlinks read from an index file while that file
+// is unchanged. Status and the confinement check both need them on every
+// call, and an index of a large repository is hundreds of kilobytes to
+// parse for the handful of gitlinks in it. git replaces the index by
+// renaming a new file over it, so a changed index has a new identity as
+// well as new times; a result read while the file was changing is not
+// kept (gitexec.TakeStamps).
+type gitlinkCache struct {
+	mu      sync.Mutex
+	entries map[string]*gitlinkEntry
+}
+
+type gitlinkEntry struct {
+	links  []gitlink // shared, never modified
+	paths  []string
+	stamps gitexec.Stamps
+}
+
+func (c *gitlinkCache) get(gitDir string) ([]gitlink, bool) {
+	c.mu.Lock()
+	e := c.entries[gitDir]
+	c.mu.Unlock()
+	if e == nil || !e.stamps.Still(e.paths) {
+		return nil, false
+	}
+	return e.links, true
+}
+
+func (c *gitlinkCache) put(gitDir string, links []gitlink, since time.Time) {
+	paths := []string{filepath.Join(gitDir, "index")}
+	stamps, ok := gitexec.TakeStamps(paths, since)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= gitlinkCacheSize {
+		c.entries = map[string]*gitlinkEntry{}
+	}
+	c.entries[gitDir] = &gitlinkEntry{links: links, paths: paths, stamps: stamps}
 }

@@ -1,11 +1,13 @@
 package gitread
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // referenceEntries is what git's own recursion (a plain status, run by
@@ -97,5 +99,32 @@ func TestDirtySubmodulesMatchGit(t *testing.T) {
 				t.Fatalf("repo.brief tree %+v, reference %+v", b.WorkingTree, referenceTree(t, top))
 			}
 		})
+	}
+}
+
+// TestGitlinkCacheFollowsTheIndex: gitlinks read from an index that has
+// settled are reused, and a new index (git renames one over the old) is
+// read again, so a submodule added since is seen at once.
+func TestGitlinkCacheFollowsTheIndex(t *testing.T) {
+	repo := newRepo(t)
+	gitDir := filepath.Join(repo, ".git")
+	// Let the index age past the clock-granularity window, so the first
+	// read may be cached.
+	time.Sleep(1100 * time.Millisecond)
+	p := New()
+	for i := 0; i < 2; i++ {
+		links, err := p.gitlinksOf(context.Background(), repo, gitDir)
+		if err != nil || len(links) != 0 {
+			t.Fatalf("read %d: %v %v", i, links, err)
+		}
+	}
+	if _, ok := p.gitlinks.get(gitDir); !ok {
+		t.Fatal("a settled index was not cached")
+	}
+	head := git(t, repo, "rev-parse", "HEAD")
+	git(t, repo, "update-index", "--add", "--cacheinfo", "160000,"+head+",sub")
+	links, err := p.gitlinksOf(context.Background(), repo, gitDir)
+	if err != nil || len(links) != 1 || string(links[0].path) != "sub" {
+		t.Fatalf("after adding a gitlink: %v %v", links, err)
 	}
 }
