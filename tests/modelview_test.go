@@ -1,14 +1,11 @@
 package tests
 
 import (
-	"context"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -70,19 +67,7 @@ func TestArgumentRefusalReachesTheModel(t *testing.T) {
 		{"2026-07-28", true},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cmd := exec.Command(fluxgitBin)
-			cmd.Env = baseEnv(t)
-			client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
-			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: tc.version})
-			if err != nil {
-				t.Fatalf("connect: %v", err)
-			}
-			defer cs.Close()
-			if got := cs.InitializeResult().ProtocolVersion; got != tc.version {
-				t.Fatalf("negotiated %q, want %q", got, tc.version)
-			}
+			ctx, cs := sdkSession(t, tc.version)
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "repo.history", Arguments: map[string]any{"repoPath": repo, "limit": 500}})
 			if tc.toolResult {
 				if err != nil {

@@ -25,19 +25,7 @@ func TestOfficialSDKClient(t *testing.T) {
 		{"modern", "2026-07-28"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cmd := exec.Command(fluxgitBin)
-			cmd.Env = baseEnv(t)
-			client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
-			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: tc.version})
-			if err != nil {
-				t.Fatalf("connect: %v", err)
-			}
-			defer cs.Close()
-			if got := cs.InitializeResult().ProtocolVersion; got != tc.version {
-				t.Fatalf("negotiated %q, want %q", got, tc.version)
-			}
+			ctx, cs := sdkSession(t, tc.version)
 			if !strings.Contains(cs.InitializeResult().Instructions, "repo.brief") {
 				t.Fatalf("instructions do not point agents at repo.brief: %q", cs.InitializeResult().Instructions)
 			}
@@ -109,4 +97,25 @@ func validateAgainst(t *testing.T, schema, value any) any {
 		t.Fatalf("structuredContent does not match outputSchema: %v", err)
 	}
 	return v
+}
+
+// sdkSession starts the real binary under the official go-sdk client,
+// negotiating version, and checks the negotiation; the session and its
+// context end with the test.
+func sdkSession(t *testing.T, version string) (context.Context, *mcp.ClientSession) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cmd := exec.Command(fluxgitBin)
+	cmd.Env = baseEnv(t)
+	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("negotiated %q, want %q", got, version)
+	}
+	return ctx, cs
 }
