@@ -449,3 +449,67 @@ func TestSubmoduleGitDirEscape(t *testing.T) {
 		}
 	})
 }
+
+// TestConfigIncludeEscape: git reads a file named by include.path or
+// includeIf.<condition>.path as the repository's own configuration, so an
+// include of another repository's config shows that repository's remotes.
+// Confined, such a repository is refused, naming the setting; an include
+// that stays inside the roots is served.
+func TestConfigIncludeEscape(t *testing.T) {
+	l := newEscapeLayout(t)
+	leak := "leakremote" + outsideMarker
+	git(t, l.outside, "remote", "add", leak, "https://example.invalid/secret.git")
+	outCfg := filepath.Join(l.outside, ".git", "config")
+	open := startServer(t, baseEnv(t))
+	initialize(t, open)
+	confined := startServer(t, append(baseEnv(t), "FLUXGIT_MCP_ALLOWED_ROOTS="+l.root))
+	initialize(t, confined)
+	id := 0
+	for _, tc := range []struct{ name, key, value string }{
+		{"absolute include", "include.path", outCfg},
+		{"relative include", "include.path", ""}, // filled in below: relative to .git/config
+		{"includeIf", "includeIf.gitdir:/.path", outCfg},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := l.innerRepo(t, strings.ReplaceAll(tc.name, " ", "-"))
+			value := tc.value
+			if value == "" {
+				rel, err := filepath.Rel(filepath.Join(repo, ".git"), outCfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				value = rel
+			}
+			git(t, repo, "config", "--add", tc.key, value)
+			args := map[string]any{"repoPath": repo}
+			id++
+			if r := open.call(id, "tools/call", map[string]any{"name": "repo.refs", "arguments": args}); !strings.Contains(r.raw, leak) {
+				t.Fatalf("control: unconfined repo.refs did not show the outside remote, so the case proves nothing: %s", r.raw)
+			}
+			for _, tool := range []string{"repo.refs", "repo.brief", "repo.status"} {
+				id++
+				r := confined.call(id, "tools/call", map[string]any{"name": tool, "arguments": args})
+				if r.Error == nil || r.Error.Code != -32011 {
+					t.Fatalf("%s: want -32011, got %s", tool, r.raw)
+				}
+				if strings.Contains(r.raw, leak) || strings.Contains(r.raw, l.outside) {
+					t.Fatalf("%s: refusal leaks the outside repository: %s", tool, r.raw)
+				}
+				if d := string(r.Error.Data); !strings.Contains(strings.ToLower(d), strings.ToLower(strings.SplitN(tc.key, ".", 2)[0])) || !strings.Contains(d, "fix:") {
+					t.Fatalf("%s: the refusal should name the include setting and say how to fix it: %s", tool, r.raw)
+				}
+			}
+		})
+	}
+	t.Run("in-root include", func(t *testing.T) {
+		repo := l.innerRepo(t, "in-root-include")
+		shared := filepath.Join(l.root, "shared.gitconfig")
+		writeFile(t, shared, "[remote \"team\"]\n\turl = https://example.invalid/team.git\n")
+		git(t, repo, "config", "include.path", shared)
+		id++
+		r := confined.call(id, "tools/call", map[string]any{"name": "repo.refs", "arguments": map[string]any{"repoPath": repo}})
+		if r.Error != nil || !strings.Contains(r.raw, `"team"`) {
+			t.Fatalf("an include inside the roots should be served and followed: %s", r.raw)
+		}
+	})
+}

@@ -264,6 +264,9 @@ func (p *Provider) open(ctx context.Context, call *sdk.Call, repoPath string) (*
 	if err := confineRepo(call.Meta.AllowedRoots, d.top, d.gitDir, d.commonDir, gitlinks); err != nil {
 		return nil, err
 	}
+	if err := p.confineIncludes(ctx, call.Meta.AllowedRoots, d); err != nil {
+		return nil, err
+	}
 	r := &repo{dir: d.top, gitDir: d.gitDir, commonDir: d.commonDir, pin: pin}
 	if pin == nil {
 		return r, nil
