@@ -322,8 +322,7 @@ func unreadable(err error) bool {
 // one of them.
 func insideAny(p string, roots []string) bool {
 	for _, r := range roots {
-		r = filepath.Clean(r)
-		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, string(filepath.Separator))+string(filepath.Separator)) {
+		if isWithin(p, r) {
 			return true
 		}
 	}

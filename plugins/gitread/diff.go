@@ -211,7 +211,8 @@ func repoRelative(p, repoPath, top string) (string, error) {
 // isWithin reports whether absolute path p is root or below it.
 func isWithin(p, root string) bool {
 	p, root = filepath.Clean(p), filepath.Clean(root)
-	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
+	sep := string(filepath.Separator)
+	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, sep)+sep)
 }
 
 func isLocal(rel string) bool { return rel == "." || filepath.IsLocal(rel) }
