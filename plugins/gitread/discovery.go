@@ -48,9 +48,6 @@ func (p *Provider) discover(ctx context.Context, repoPath string, pin *gitexec.P
 	return d, nil
 }
 
-// discoveryCacheSize bounds the cache; past it the cache starts over.
-const discoveryCacheSize = 512
-
 // discoveryCache keeps rev-parse answers per repository path. An answer
 // is reused only when the path still names the directory it was computed
 // in (the pin's identity) and none of the files it was derived from
@@ -59,15 +56,12 @@ const discoveryCacheSize = 512
 // the git directories themselves. Only paths that are their own work
 // tree's top are cached, so no nearer .git can appear between them.
 type discoveryCache struct {
-	mu      sync.Mutex
-	entries map[string]*discoveryEntry
+	c stampedCache[discoveryEntry]
 }
 
 type discoveryEntry struct {
-	d      discovered
-	dir    os.FileInfo
-	paths  []string
-	stamps gitexec.Stamps
+	d   discovered
+	dir os.FileInfo
 }
 
 func discoveryPaths(top string, d discovered) []string {
@@ -84,32 +78,66 @@ func discoveryPaths(top string, d discovered) []string {
 }
 
 func (c *discoveryCache) put(repoPath string, pin *gitexec.Pin, d discovered, since time.Time) {
-	paths := discoveryPaths(repoPath, d)
-	stamps, ok := gitexec.TakeStamps(paths, since)
-	if !ok {
-		return
-	}
-	// The stamped directory must be the one git ran in.
-	if fi, err := os.Stat(repoPath); err != nil || !os.SameFile(fi, pin.Info()) {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.entries == nil || len(c.entries) >= discoveryCacheSize {
-		c.entries = map[string]*discoveryEntry{}
-	}
-	c.entries[repoPath] = &discoveryEntry{d: d, dir: pin.Info(), paths: paths, stamps: stamps}
+	// The stamped directory must be the one git ran in; the stamps are
+	// taken first, so a swap after this check shows as changed stamps.
+	c.c.put(repoPath, discoveryEntry{d: d, dir: pin.Info()}, discoveryPaths(repoPath, d), since, func() bool {
+		fi, err := os.Stat(repoPath)
+		return err == nil && os.SameFile(fi, pin.Info())
+	})
 }
 
 func (c *discoveryCache) get(repoPath string, pin *gitexec.Pin) (discovered, bool) {
 	if pin == nil {
 		return discovered{}, false
 	}
-	c.mu.Lock()
-	e := c.entries[repoPath]
-	c.mu.Unlock()
-	if e == nil || !os.SameFile(e.dir, pin.Info()) || !e.stamps.Still(e.paths) {
+	e, ok := c.c.get(repoPath)
+	if !ok || !os.SameFile(e.dir, pin.Info()) {
 		return discovered{}, false
 	}
 	return e.d, true
+}
+
+// stampedCacheSize bounds a stampedCache; past it the cache starts over.
+const stampedCacheSize = 512
+
+// stampedCache keeps values derived from files, each reused only while
+// none of its files changed (gitexec.Stamps). A value read while a file
+// was changing is not kept.
+type stampedCache[V any] struct {
+	mu      sync.Mutex
+	entries map[string]*stampedEntry[V]
+}
+
+type stampedEntry[V any] struct {
+	v      V // shared, never modified
+	paths  []string
+	stamps gitexec.Stamps
+}
+
+// get returns the value kept for key while its files are unchanged.
+func (c *stampedCache[V]) get(key string) (V, bool) {
+	c.mu.Lock()
+	e := c.entries[key]
+	c.mu.Unlock()
+	if e == nil || !e.stamps.Still(e.paths) {
+		var zero V
+		return zero, false
+	}
+	return e.v, true
+}
+
+// put keeps v for key, derived from paths by reads that began at since,
+// when the stamps are reliable and valid (if given) still holds once they
+// are taken.
+func (c *stampedCache[V]) put(key string, v V, paths []string, since time.Time, valid func() bool) {
+	stamps, ok := gitexec.TakeStamps(paths, since)
+	if !ok || valid != nil && !valid() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= stampedCacheSize {
+		c.entries = map[string]*stampedEntry[V]{}
+	}
+	c.entries[key] = &stampedEntry[V]{v: v, paths: paths, stamps: stamps}
 }

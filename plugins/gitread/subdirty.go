@@ -22,7 +22,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
@@ -244,47 +243,18 @@ func (p *Provider) statusInto(ctx context.Context, call *sdk.Call, r *repo, ps *
 	return nil
 }
 
-// gitlinkCacheSize bounds the gitlink cache; past it the cache starts over.
-const gitlinkCacheSize = 512
-
 // gitlinkCache keeps the gitlinks read from an index file while that file
 // is unchanged. Status and the confinement check both need them on every
 // call, and an index of a large repository is hundreds of kilobytes to
 // parse for the handful of gitlinks in it. git replaces the index by
 // renaming a new file over it, so a changed index has a new identity as
-// well as new times; a result read while the file was changing is not
-// kept (gitexec.TakeStamps).
+// well as new times.
 type gitlinkCache struct {
-	mu      sync.Mutex
-	entries map[string]*gitlinkEntry
+	c stampedCache[[]gitlink]
 }
 
-type gitlinkEntry struct {
-	links  []gitlink // shared, never modified
-	paths  []string
-	stamps gitexec.Stamps
-}
-
-func (c *gitlinkCache) get(gitDir string) ([]gitlink, bool) {
-	c.mu.Lock()
-	e := c.entries[gitDir]
-	c.mu.Unlock()
-	if e == nil || !e.stamps.Still(e.paths) {
-		return nil, false
-	}
-	return e.links, true
-}
+func (c *gitlinkCache) get(gitDir string) ([]gitlink, bool) { return c.c.get(gitDir) }
 
 func (c *gitlinkCache) put(gitDir string, links []gitlink, since time.Time) {
-	paths := []string{filepath.Join(gitDir, "index")}
-	stamps, ok := gitexec.TakeStamps(paths, since)
-	if !ok {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.entries == nil || len(c.entries) >= gitlinkCacheSize {
-		c.entries = map[string]*gitlinkEntry{}
-	}
-	c.entries[gitDir] = &gitlinkEntry{links: links, paths: paths, stamps: stamps}
+	c.c.put(gitDir, links, []string{filepath.Join(gitDir, "index")}, since, nil)
 }
