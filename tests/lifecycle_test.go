@@ -147,16 +147,23 @@ func TestNoOrphansWhenHostKilled(t *testing.T) {
 	if len(pids) != 1 {
 		t.Fatalf("want 1 provider, got %v", pids)
 	}
+	killHost(t, s, pids[0])
+}
+
+// killHost SIGKILLs the host and waits (bounded) until its provider is
+// gone too, failing if the provider outlives it.
+func killHost(t *testing.T, s *server, provider int) {
+	t.Helper()
 	if err := s.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	<-s.done
 	deadline := time.Now().Add(10 * time.Second)
-	for alive(pids[0]) {
+	for alive(provider) {
 		if time.Now().After(deadline) {
-			t.Fatalf("provider %d outlived the SIGKILLed host", pids[0])
+			t.Fatalf("provider %d outlived the SIGKILLed host", provider)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -332,17 +339,7 @@ func TestNoSocketsAccumulateWhenHostKilled(t *testing.T) {
 		if got := socketsIn(t, sockDir); len(got) != 1 {
 			t.Fatalf("round %d: want exactly the live provider's socket in %s, got %v", round, sockDir, got)
 		}
-		if err := s.cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		<-s.done
-		deadline := time.Now().Add(10 * time.Second)
-		for alive(pids[0]) {
-			if time.Now().After(deadline) {
-				t.Fatalf("provider %d outlived the SIGKILLed host", pids[0])
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		killHost(t, s, pids[0])
 		// Control: the kill really leaves a socket, so the count above
 		// would grow by one per round without the clean-up at start.
 		if got := socketsIn(t, sockDir); len(got) != 1 {

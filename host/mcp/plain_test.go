@@ -73,19 +73,28 @@ func TestPlainResult(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var out struct {
-				Content []struct {
-					Type, Text string
-				} `json:"content"`
-				IsError           bool            `json:"isError"`
-				StructuredContent json.RawMessage `json:"structuredContent"`
-			}
-			if err := json.Unmarshal(raw, &out); err != nil {
-				t.Fatal(err)
-			}
+			out := decodeToolResult(t, raw)
 			if len(out.Content) != 1 || out.Content[0].Text != tt.text || out.IsError != tt.isError || string(out.StructuredContent) != tt.sc {
 				t.Fatalf("result %s", raw)
 			}
 		})
 	}
+}
+
+// toolResultView is what the tests read of a tools/call result.
+type toolResultView struct {
+	Content []struct {
+		Type, Text string
+	} `json:"content"`
+	IsError           bool            `json:"isError"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+}
+
+func decodeToolResult(t *testing.T, raw json.RawMessage) toolResultView {
+	t.Helper()
+	var out toolResultView
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -158,16 +158,7 @@ func TestArgumentRefusalsByGeneration(t *testing.T) {
 				if err != nil {
 					t.Fatalf("want a tool result, got error %v", err)
 				}
-				var out struct {
-					Content []struct {
-						Type, Text string
-					} `json:"content"`
-					IsError           bool            `json:"isError"`
-					StructuredContent json.RawMessage `json:"structuredContent"`
-				}
-				if err := json.Unmarshal(res, &out); err != nil {
-					t.Fatal(err)
-				}
+				out := decodeToolResult(t, res)
 				if !out.IsError || len(out.Content) == 0 {
 					t.Fatalf("want isError with content: %s", res)
 				}
