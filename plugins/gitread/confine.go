@@ -188,6 +188,14 @@ func (c *confinement) walk(dir string, altDepth int) error {
 	if err != nil {
 		return nil // absent: git reads nothing there
 	}
+	return c.walkReal(dir, real, altDepth)
+}
+
+// walkReal is walk with dir's resolved path known: a plain subdirectory of
+// a resolved directory resolves to real/name, so only the starting points
+// and symlink targets pay for EvalSymlinks (a loose-object store has
+// hundreds of subdirectories).
+func (c *confinement) walkReal(dir, real string, altDepth int) error {
 	if c.visited[real] {
 		return nil
 	}
@@ -236,7 +244,7 @@ func (c *confinement) walk(dir string, altDepth int) error {
 				}
 			}
 		case e.IsDir():
-			if err := c.walk(p, altDepth); err != nil {
+			if err := c.walkReal(p, filepath.Join(real, e.Name()), altDepth); err != nil {
 				return err
 			}
 		}
