@@ -66,22 +66,39 @@ type fileSig struct {
 
 func makeSig(dev, ino uint64, dir bool, mode uint32, size, mtime, ctime int64) fileSig {
 	if dir {
-		return fileSig{exists: true, dir: true, dev: dev, ino: ino, mode: mode}
+		// A directory keeps its times only for listing stamps (statAll).
+		return fileSig{exists: true, dir: true, dev: dev, ino: ino, mode: mode, mtime: mtime, ctime: ctime}
 	}
 	return fileSig{exists: true, dev: dev, ino: ino, mode: mode, size: size, mtime: mtime, ctime: ctime}
 }
 
 // statAll signs every path; ok=false when one of them cannot be stat'ed.
-func statAll(paths []string) ([]fileSig, bool) {
+func statAll(paths []string) ([]fileSig, bool) { return statPaths(paths, false) }
+
+// statPaths stats paths. A directory's times change whenever an entry is
+// added, removed or renamed in it, which is noise for a cache that only
+// needs the directory to be the same one (git dirs change all the time)
+// and the signal for one derived from what directories list; listing
+// selects the second.
+func statPaths(paths []string, listing bool) ([]fileSig, bool) {
 	sigs := make([]fileSig, len(paths))
 	for i, p := range paths {
-		s, err := statSig(p)
+		s, err := statPath(p, listing)
 		if err != nil {
 			return nil, false
 		}
 		sigs[i] = s
 	}
 	return sigs, true
+}
+
+// statPath is one path's signature as statPaths takes it.
+func statPath(path string, listing bool) (fileSig, error) {
+	s, err := statSig(path)
+	if s.dir && !listing {
+		s.mtime, s.ctime = 0, 0
+	}
+	return s, err
 }
 
 func sameSigs(a, b []fileSig) bool {
@@ -101,7 +118,7 @@ func sameSigs(a, b []fileSig) bool {
 func racy(sigs []fileSig, now time.Time) bool {
 	limit := now.Add(-racyWindow).UnixNano()
 	for _, s := range sigs {
-		if s.exists && !s.dir && s.ctime >= limit {
+		if s.exists && s.ctime >= limit { // directory times are zero unless listed
 			return true
 		}
 	}
@@ -189,7 +206,7 @@ func (r *Runner) watchList(ctx context.Context, exe, repo string) ([]string, []f
 		return nil, nil
 	}
 	dotgit := filepath.Join(repo, ".git")
-	pre, err := statSig(dotgit)
+	pre, err := statPath(dotgit, false)
 	if err != nil || !pre.exists {
 		return nil, nil
 	}

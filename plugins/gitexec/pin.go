@@ -316,21 +316,36 @@ func pinCheck(run *pinRun, command []string, err *error) {
 // directories, identity, size and times for files, absence for missing
 // paths. Providers use it to reuse a result derived from those files only
 // while none of them changed (the driver scan cache works the same way).
-type Stamps struct{ sigs []fileSig }
+type Stamps struct {
+	sigs    []fileSig
+	listing bool
+}
 
 // TakeStamps stamps paths. ok is false where the OS gives no reliable
 // signature, when a path cannot be stat'ed, or when a file changed at or
 // after since (less the clock-granularity window): a result computed from
 // reads that began at since may then not match the stamped contents.
 func TakeStamps(paths []string, since time.Time) (s Stamps, ok bool) {
+	return takeStamps(paths, since, false)
+}
+
+// TakeListingStamps is TakeStamps for a result derived from what
+// directories list (which entries they hold and of what kind): a
+// directory's times are stamped too, so an entry added, removed, renamed
+// or replaced in it makes Still false.
+func TakeListingStamps(paths []string, since time.Time) (s Stamps, ok bool) {
+	return takeStamps(paths, since, true)
+}
+
+func takeStamps(paths []string, since time.Time, listing bool) (Stamps, bool) {
 	if !sigSupported {
 		return Stamps{}, false
 	}
-	sigs, ok := statAll(paths)
+	sigs, ok := statPaths(paths, listing)
 	if !ok || racy(sigs, since) {
 		return Stamps{}, false
 	}
-	return Stamps{sigs: sigs}, true
+	return Stamps{sigs: sigs, listing: listing}, true
 }
 
 // Still reports whether paths (the list s was taken from) are unchanged.
@@ -338,6 +353,6 @@ func (s Stamps) Still(paths []string) bool {
 	if len(s.sigs) == 0 {
 		return false
 	}
-	now, ok := statAll(paths)
+	now, ok := statPaths(paths, s.listing)
 	return ok && sameSigs(now, s.sigs)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -39,12 +40,87 @@ type confinement struct {
 	entries                int
 	// bases name directories reached through links and alternates.
 	bases []labelBase
+	// What the walk's verdict was derived from, for walkCache: the
+	// directories it listed, the files it read and every path it resolved.
+	listed, read []string
+	resolved     []resolution
+}
+
+// resolution is one filepath.EvalSymlinks the walk relied on.
+type resolution struct {
+	path, real string
+	ok         bool
+}
+
+// resolve is filepath.EvalSymlinks, recorded.
+func (c *confinement) resolve(p string) (string, error) {
+	real, err := filepath.EvalSymlinks(p)
+	c.resolved = append(c.resolved, resolution{p, real, err == nil})
+	return real, err
+}
+
+// walkVerdict is a clean walk of a repository's git directories, kept in
+// a walkCache: reused while every directory it listed lists the same
+// entries (their times are stamped: adding, removing, renaming or
+// replacing an entry changes them), every file it read is unchanged, and
+// every path it resolved resolves the same way (a symlink elsewhere on the
+// way to a target can change without touching anything listed).
+type walkVerdict struct {
+	resolved []resolution
+	visited  []string
+}
+
+// walkCache keeps clean walks per (roots, git dir, common dir): the walk
+// lists every directory of the git data, which for a store of loose
+// objects is hundreds of directories on every call.
+type walkCache = stampedCache[walkVerdict]
+
+func (v walkVerdict) still() bool {
+	for _, r := range v.resolved {
+		real, err := filepath.EvalSymlinks(r.path)
+		if (err == nil) != r.ok || real != r.real {
+			return false
+		}
+	}
+	return true
+}
+
+// walkGitDirs walks the common and git directories, or reuses a clean walk
+// from cache (nil: always walk).
+func (c *confinement) walkGitDirs(cache *walkCache) error {
+	key := strings.Join(c.roots, "\x00") + "\x00" + c.gitDir + "\x00" + c.commonDir
+	if cache != nil {
+		if v, ok := cache.get(key); ok && v.still() {
+			for _, d := range v.visited {
+				c.visited[d] = true
+			}
+			return nil
+		}
+	}
+	started := time.Now()
+	if err := c.walk(c.commonDir, 0); err != nil {
+		return err
+	}
+	if err := c.walk(c.gitDir, 0); err != nil { // a linked worktree's own directory; visited when inside commonDir
+		return err
+	}
+	if cache != nil {
+		visited := make([]string, 0, len(c.visited))
+		for d := range c.visited {
+			visited = append(visited, d)
+		}
+		paths := append(append([]string(nil), c.listed...), c.read...)
+		cache.putListing(key, walkVerdict{resolved: c.resolved, visited: visited}, paths, started)
+	}
+	return nil
 }
 
 // confineRepo is the one place that decides whether a repository may be
-// served under roots (gitlinks lists the index's gitlinks, see submodules); it returns nil when roots is empty (unconfined) or
-// everything git may read stays inside them, else the -32011 refusal.
-func confineRepo(roots []string, top, gitDir, commonDir string, gitlinks func() ([]gitlink, error)) error {
+// served under roots (gitlinks lists the index's gitlinks, see submodules;
+// cache keeps clean walks, see walkVerdict); it returns nil when roots is
+// empty (unconfined) or everything git may read stays inside them, else
+// the -32011 refusal.
+func confineRepo(roots []string, top, gitDir, commonDir string, gitlinks func() ([]gitlink, error), cache *walkCache) error {
 	if len(roots) == 0 {
 		return nil
 	}
@@ -61,10 +137,7 @@ func confineRepo(roots []string, top, gitDir, commonDir string, gitlinks func() 
 				"open the repository where its git data lives, or add that location to FLUXGIT_MCP_ALLOWED_ROOTS", real)
 		}
 	}
-	if err := c.walk(commonDir, 0); err != nil {
-		return err
-	}
-	if err := c.walk(gitDir, 0); err != nil { // a linked worktree's own directory; visited when inside commonDir
+	if err := c.walkGitDirs(cache); err != nil {
 		return err
 	}
 	if gitlinks == nil {
@@ -184,7 +257,7 @@ var skipped = map[string]bool{"hooks": true, "lfs": true}
 // walk checks dir's tree. Entries are listed without following links, so
 // only symlinks cost an extra resolution.
 func (c *confinement) walk(dir string, altDepth int) error {
-	real, err := filepath.EvalSymlinks(dir)
+	real, err := c.resolve(dir)
 	if err != nil {
 		return nil // absent: git reads nothing there
 	}
@@ -200,6 +273,7 @@ func (c *confinement) walkReal(dir, real string, altDepth int) error {
 		return nil
 	}
 	c.visited[real] = true
+	c.listed = append(c.listed, dir)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		if unreadable(err) {
@@ -218,7 +292,7 @@ func (c *confinement) walkReal(dir, real string, altDepth int) error {
 		}
 		switch {
 		case e.Type()&fs.ModeSymlink != 0:
-			target, err := filepath.EvalSymlinks(p)
+			target, err := c.resolve(p)
 			if err != nil {
 				// Dangling now, but its target may appear: judge where it
 				// points as written.
@@ -262,6 +336,7 @@ func (c *confinement) walkReal(dir, real string, altDepth int) error {
 // git reads it: one per line, blank lines and # comments ignored, a
 // double-quoted line C-unquoted, a relative entry relative to objDir.
 func (c *confinement) alternates(file, objDir string, depth int) error {
+	c.read = append(c.read, file)
 	lines, err := readLines(file)
 	if err != nil {
 		if unreadable(err) {
@@ -284,7 +359,7 @@ func (c *confinement) alternates(file, objDir string, depth int) error {
 		if !filepath.IsAbs(line) {
 			line = filepath.Join(objDir, line)
 		}
-		real, err := filepath.EvalSymlinks(line)
+		real, err := c.resolve(line)
 		if err != nil {
 			continue // missing: git skips it with a warning
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -87,12 +88,12 @@ func TestConfineRepo(t *testing.T) {
 			repo := mk("r" + string(rune('a'+i)))
 			tt.setup(repo)
 			dotgit := filepath.Join(repo, ".git")
-			err := confineRepo([]string{root}, repo, dotgit, dotgit, nil)
+			err := confineRepo([]string{root}, repo, dotgit, dotgit, nil, nil)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := confineRepo(nil, repo, dotgit, dotgit, nil); err != nil {
+				if err := confineRepo(nil, repo, dotgit, dotgit, nil, nil); err != nil {
 					t.Fatalf("unconfined: %v", err)
 				}
 				return
@@ -105,9 +106,91 @@ func TestConfineRepo(t *testing.T) {
 			if !strings.Contains(d, tt.want) || !strings.Contains(d, "fix:") || strings.Contains(d, outside) {
 				t.Fatalf("details %q, want %q and a fix, without the outside path", d, tt.want)
 			}
-			if err := confineRepo(nil, repo, dotgit, dotgit, nil); err != nil {
+			if err := confineRepo(nil, repo, dotgit, dotgit, nil, nil); err != nil {
 				t.Fatalf("unconfined must allow everything: %v", err)
 			}
 		})
 	}
+}
+
+// TestConfineWalkCache: a clean walk is reused only while nothing it
+// depended on changed. Each step lets the git directories settle past the
+// clock-granularity window, proves the walk was cached, then changes one
+// thing the walk relied on and expects the refusal at once: a symlink out
+// planted in a listed directory, and a symlink elsewhere (outside the git
+// directory, not listed) on the way to an in-root link target.
+func TestConfineWalkCache(t *testing.T) {
+	base := tempDir(t)
+	root := filepath.Join(base, "root")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{root, outside, filepath.Join(root, "shared", "info"), filepath.Join(outside, "info")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo := filepath.Join(root, "repo")
+	if err := os.Mkdir(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "init", "-q", "-b", "main")
+	dotgit := filepath.Join(repo, ".git")
+	// .git/info -> root/hop/info, where root/hop -> root/shared (in root).
+	hop := filepath.Join(root, "hop")
+	if err := os.Symlink(filepath.Join(root, "shared"), hop); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dotgit, "info")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(hop, "info"), filepath.Join(dotgit, "info")); err != nil {
+		t.Fatal(err)
+	}
+	roots := []string{root}
+	cache := &walkCache{}
+	key := strings.Join(roots, "\x00") + "\x00" + dotgit + "\x00" + dotgit
+	settledAndCached := func() {
+		t.Helper()
+		time.Sleep(1100 * time.Millisecond) // past the clock-granularity window
+		for i := 0; i < 2; i++ {
+			if err := confineRepo(roots, repo, dotgit, dotgit, nil, cache); err != nil {
+				t.Fatalf("clean repository refused: %v", err)
+			}
+		}
+		if _, ok := cache.get(key); !ok {
+			t.Fatal("a settled clean walk was not cached")
+		}
+	}
+	refused := func(what string) {
+		t.Helper()
+		var re *sdk.RefusedError
+		if err := confineRepo(roots, repo, dotgit, dotgit, nil, cache); !errors.As(err, &re) || re.Code != -32011 {
+			t.Fatalf("%s: want -32011 at once, got %v", what, err)
+		}
+	}
+
+	settledAndCached()
+	if err := os.Remove(hop); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, hop); err != nil {
+		t.Fatal(err)
+	}
+	refused("a symlink on the way to an in-root link target now leads out")
+	if err := os.Remove(hop); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "shared"), hop); err != nil {
+		t.Fatal(err)
+	}
+
+	settledAndCached()
+	objDir := filepath.Join(dotgit, "objects", "ab")
+	if err := os.MkdirAll(objDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settledAndCached()
+	if err := os.Symlink(filepath.Join(outside, "info"), filepath.Join(objDir, "cdef")); err != nil {
+		t.Fatal(err)
+	}
+	refused("a symlink out planted in a listed directory")
 }

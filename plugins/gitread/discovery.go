@@ -134,6 +134,18 @@ func (c *stampedCache[V]) put(key string, v V, paths []string, since time.Time, 
 	if !ok || valid != nil && !valid() {
 		return
 	}
+	c.keep(key, v, paths, stamps)
+}
+
+// putListing is put for a value derived from what the directories among
+// paths list (gitexec.TakeListingStamps).
+func (c *stampedCache[V]) putListing(key string, v V, paths []string, since time.Time) {
+	if stamps, ok := gitexec.TakeListingStamps(paths, since); ok {
+		c.keep(key, v, paths, stamps)
+	}
+}
+
+func (c *stampedCache[V]) keep(key string, v V, paths []string, stamps gitexec.Stamps) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil || len(c.entries) >= stampedCacheSize {

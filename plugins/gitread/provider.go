@@ -47,6 +47,7 @@ type Provider struct {
 	runner    *gitexec.Runner
 	discovery discoveryCache
 	gitlinks  gitlinkCache
+	walks     walkCache
 }
 
 // New returns a Provider using the shared hardened git runner.
@@ -261,7 +262,7 @@ func (p *Provider) open(ctx context.Context, call *sdk.Call, repoPath string) (*
 		}
 	}
 	gitlinks := func() ([]gitlink, error) { return p.gitlinksOf(ctx, d.top, d.gitDir) }
-	if err := confineRepo(call.Meta.AllowedRoots, d.top, d.gitDir, d.commonDir, gitlinks); err != nil {
+	if err := confineRepo(call.Meta.AllowedRoots, d.top, d.gitDir, d.commonDir, gitlinks, &p.walks); err != nil {
 		return nil, err
 	}
 	if err := p.confineIncludes(ctx, call.Meta.AllowedRoots, d); err != nil {
