@@ -6,7 +6,11 @@
 // so the two ends of the wire cannot drift apart.
 package wire
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
 
 // Protocol is bumped whenever a message shape changes incompatibly. The
 // go-plugin handshake version guards the transport; this guards the JSON.
@@ -225,3 +229,11 @@ type Completion struct {
 
 // MaxCompletions is the MCP limit on values in one completion result.
 const MaxCompletions = 100
+
+// EventFunc receives a call's events in order. answer replies to a
+// ClientRequest event; it may be called from any goroutine, later.
+type EventFunc func(ev Event, answer func(ctx context.Context, a *Answer) error)
+
+// ErrNotImplemented is returned for an optional capability the provider
+// does not have (a resource watch, prompts, completion).
+var ErrNotImplemented = errors.New("not implemented by this provider")
