@@ -71,8 +71,8 @@ func serve(ctx context.Context, g *globalOptions) error {
 		Name:      "fluxgit",
 		Version:   buildVersion(),
 		Log:       log,
-		IDs:       stream,
 		Recorder:  ledger.Recorder(),
 	})
+	defer srv.Close()
 	return srv.Serve(ctx, stream)
 }

@@ -6,23 +6,31 @@ import (
 	"testing"
 
 	"github.com/fluxgit/fluxgit/host/catalog"
-	"github.com/fluxgit/fluxgit/plugins/sdk"
+	"github.com/fluxgit/fluxgit/internal/wire"
 )
 
 // fixedDispatcher answers every call with the same result, so benchmarks
 // and tests see the host's own work only.
-type fixedDispatcher struct{ res *sdk.Result }
+type fixedDispatcher struct{ res *wire.Result }
 
-func (d fixedDispatcher) CallTool(context.Context, string, *sdk.Call, bool) (*sdk.Result, error) {
+func (d fixedDispatcher) CallTool(context.Context, string, *wire.Call, bool, wire.EventFunc) (*wire.Result, error) {
 	return d.res, nil
 }
 
-func (d fixedDispatcher) WatchResources(context.Context, string, func(sdk.ResourceChange)) error {
-	return sdk.ErrNotImplemented
+func (d fixedDispatcher) WatchResources(context.Context, string, func(wire.ResourceChange)) error {
+	return wire.ErrNotImplemented
 }
 
-func (d fixedDispatcher) ReadResource(context.Context, string, string, sdk.Meta) (*sdk.Resource, error) {
-	return nil, sdk.ErrResourceNotFound
+func (d fixedDispatcher) ReadResource(context.Context, string, string, wire.Meta) (*wire.Resource, error) {
+	return nil, &wire.Failure{Kind: wire.KindNotFound, Message: "resource not found"}
+}
+
+func (d fixedDispatcher) GetPrompt(context.Context, string, *wire.PromptRequest) (*wire.PromptResult, error) {
+	return nil, wire.ErrNotImplemented
+}
+
+func (d fixedDispatcher) Complete(context.Context, string, *wire.CompleteRequest) (*wire.Completion, error) {
+	return nil, wire.ErrNotImplemented
 }
 
 // BenchmarkToolsCallHostOnly is everything the host does for a tools/call
@@ -34,14 +42,14 @@ func BenchmarkToolsCallHostOnly(b *testing.B) {
 		b.Fatal(err)
 	}
 	data := `{"commits":[{"hash":"b76762b8a3d88bf4c2e065e3716e9d0408ef08b3","shortHash":"b76762b","authorName":"Ada","authorEmail":"ada@example.com","authorTime":1767323045,"subject":"docs: add notes"}],"nextCursor":null}`
-	s := New(Options{Catalog: cat, Providers: fixedDispatcher{&sdk.Result{Source: "local-git", Data: json.RawMessage(data)}}, Name: "fluxgit", Version: "bench"})
+	s := New(Options{Catalog: cat, Providers: fixedDispatcher{&wire.Result{Source: "local-git", Data: json.RawMessage(data)}}, Name: "fluxgit", Version: "bench"})
 	p := params{"name": json.RawMessage(`"repo.history"`), "arguments": json.RawMessage(`{"repoPath":"/tmp","limit":1}`)}
 	g := generation{version: V20251125}
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, _, err := s.toolsCall(ctx, g, p); err != nil {
+		if _, _, err := s.toolsCall(ctx, &request{gen: g}, p); err != nil {
 			b.Fatal(err)
 		}
 	}

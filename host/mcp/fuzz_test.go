@@ -8,7 +8,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/fluxgit/fluxgit/host/catalog"
-	"github.com/fluxgit/fluxgit/plugins/sdk"
+	"github.com/fluxgit/fluxgit/internal/wire"
 )
 
 // FuzzDispatch throws arbitrary methods and params at the dispatcher: it
@@ -20,7 +20,7 @@ func FuzzDispatch(f *testing.F) {
 		f.Fatal(err)
 	}
 	s := New(Options{Catalog: cat, Name: "fluxgit", Version: "fuzz",
-		Providers: fixedDispatcher{&sdk.Result{Source: "local-git", Data: json.RawMessage(`{}`)}}})
+		Providers: fixedDispatcher{&wire.Result{Source: "local-git", Data: json.RawMessage(`{}`)}}}).NewSession()
 	for _, seed := range []struct{ method, params string }{
 		{"initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a","version":"1"}}`},
 		{"initialize", `{"protocolVersion":7}`},

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/fluxgit/fluxgit/host/catalog"
-	"github.com/fluxgit/fluxgit/plugins/sdk"
+	"github.com/fluxgit/fluxgit/internal/wire"
 )
 
 // plainError is the structuredContent of a failed result: plain tool. It
@@ -23,7 +23,7 @@ type plainError struct {
 // {"error": {code, message, data}} with isError), and the provider's text
 // alone is the text content, so nothing is said twice. The object is
 // still checked against the tool's outputSchema.
-func (s *Server) plainResult(tool *catalog.Tool, g generation, res *sdk.Result) (json.RawMessage, error) {
+func (s *Server) plainResult(tool *catalog.Tool, g generation, res *wire.Result) (json.RawMessage, error) {
 	var (
 		payload []byte
 		err     error

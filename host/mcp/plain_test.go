@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluxgit/fluxgit/host/catalog"
-	"github.com/fluxgit/fluxgit/plugins/sdk"
+	"github.com/fluxgit/fluxgit/internal/wire"
 )
 
 const plainTool = `name: demo.plain
@@ -47,19 +47,19 @@ func TestPlainResult(t *testing.T) {
 	tests := []struct {
 		name    string
 		g       generation
-		res     *sdk.Result
+		res     *wire.Result
 		wantErr bool
 		isError bool
 		text    string
 		sc      string // structuredContent, "" for none
 	}{
-		{"success", structured, &sdk.Result{Source: "x", Data: json.RawMessage(`{"n":1}`), Text: "# one"}, false, false, "# one", `{"n":1}`},
-		{"success without text", structured, &sdk.Result{Data: json.RawMessage(`{"n":2}`)}, false, false, `{"n":2}`, `{"n":2}`},
-		{"legacy client", legacy, &sdk.Result{Data: json.RawMessage(`{"n":1}`), Text: "# one"}, false, false, "# one", ""},
-		{"tool error", structured, &sdk.Result{Error: &sdk.ToolError{Code: 10020, Message: "gone", Data: json.RawMessage(`{"reason":"r"}`)}, Text: "gone (reason r)"}, false, true, "gone (reason r)",
+		{"success", structured, &wire.Result{Source: "x", Data: json.RawMessage(`{"n":1}`), Text: "# one"}, false, false, "# one", `{"n":1}`},
+		{"success without text", structured, &wire.Result{Data: json.RawMessage(`{"n":2}`)}, false, false, `{"n":2}`, `{"n":2}`},
+		{"legacy client", legacy, &wire.Result{Data: json.RawMessage(`{"n":1}`), Text: "# one"}, false, false, "# one", ""},
+		{"tool error", structured, &wire.Result{Error: &wire.ToolError{Code: 10020, Message: "gone", Data: json.RawMessage(`{"reason":"r"}`)}, Text: "gone (reason r)"}, false, true, "gone (reason r)",
 			`{"error":{"code":10020,"message":"gone","data":{"reason":"r"}}}`},
-		{"outside the outputSchema", structured, &sdk.Result{Data: json.RawMessage(`{"n":"one","tool":"demo.plain"}`), Text: "x"}, true, false, "", ""},
-		{"not an object", structured, &sdk.Result{Data: json.RawMessage(`[1]`), Text: "x"}, true, false, "", ""},
+		{"outside the outputSchema", structured, &wire.Result{Data: json.RawMessage(`{"n":"one","tool":"demo.plain"}`), Text: "x"}, true, false, "", ""},
+		{"not an object", structured, &wire.Result{Data: json.RawMessage(`[1]`), Text: "x"}, true, false, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

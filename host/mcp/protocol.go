@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -32,6 +33,8 @@ const (
 	metaClientCaps      = "io.modelcontextprotocol/clientCapabilities"
 	metaClientInfo      = "io.modelcontextprotocol/clientInfo"
 	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
+	metaLogLevel        = "io.modelcontextprotocol/logLevel"
+	metaProgressToken   = "progressToken"
 )
 
 // JSON-RPC and MCP error codes the host emits.
@@ -42,6 +45,7 @@ const (
 	codeInvalidParams      = -32602
 	codeInternal           = -32603
 	codeResourceNotFound   = -32002
+	codeMissingCapability  = -32021
 	codeUnsupportedVersion = -32022
 	codeRequestCancelled   = -32800
 )
@@ -51,6 +55,58 @@ type generation struct {
 	modern  bool
 	version string // negotiated legacy version or the modern version
 	client  clientInfo
+	// caps are the client capabilities the request may use: declared in
+	// initialize (legacy) or in the request's own _meta (modern).
+	caps clientCaps
+	// logLevel is the lowest level sent as notifications/message for this
+	// request: the session's logging/setLevel (legacy) or the request's
+	// _meta logLevel (modern); "" sends none.
+	logLevel string
+	// progressToken is the request's _meta.progressToken, raw; nil when
+	// the client asked for no progress.
+	progressToken json.RawMessage
+}
+
+// clientCaps are the client capabilities a provider may use through the
+// host.
+type clientCaps struct {
+	sampling    bool
+	elicitation bool
+}
+
+// parseClientCaps reads the capabilities a client declared. A capability
+// counts when its member is present and is an object, as the MCP schema
+// defines them; anything else (null, false) declares nothing.
+func parseClientCaps(m map[string]json.RawMessage) clientCaps {
+	isObject := func(k string) bool {
+		raw := bytes.TrimSpace(m[k])
+		return len(raw) > 0 && raw[0] == '{'
+	}
+	return clientCaps{sampling: isObject("sampling"), elicitation: isObject("elicitation")}
+}
+
+// progressToken returns the request's progress token when it is a string
+// or an integer, the two types MCP allows; otherwise nil (no progress).
+func progressToken(meta map[string]json.RawMessage) json.RawMessage {
+	raw := bytes.TrimSpace(meta[metaProgressToken])
+	if len(raw) == 0 {
+		return nil
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	switch t := v.(type) {
+	case string:
+		return raw
+	case json.Number:
+		if _, err := t.Int64(); err == nil {
+			return raw
+		}
+	}
+	return nil
 }
 
 type clientInfo struct {

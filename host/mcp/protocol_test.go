@@ -63,7 +63,7 @@ func TestSpliceFields(t *testing.T) {
 }
 
 func TestGenerationClassification(t *testing.T) {
-	s := New(Options{})
+	s := New(Options{}).NewSession()
 	meta := func(m string) params { return params{"_meta": json.RawMessage(m)} }
 	for _, tc := range []struct {
 		name     string

@@ -112,9 +112,10 @@ type Recorder interface {
 }
 
 // recordCall wraps toolsCall with the audit hook.
-func (s *Server) recordCall(ctx context.Context, g generation, p params) (json.RawMessage, error) {
+func (s *Server) recordCall(ctx context.Context, rq *request, p params) (json.RawMessage, error) {
 	start := time.Now()
-	res, isErr, err := s.toolsCall(ctx, g, p)
+	g := rq.gen
+	res, isErr, err := s.toolsCall(ctx, rq, p)
 	refusal := err
 	if res != nil {
 		err = nil // an argument refusal answered as a tool result

@@ -12,7 +12,7 @@ import (
 
 	"github.com/fluxgit/fluxgit/host/catalog"
 	"github.com/fluxgit/fluxgit/host/repopath"
-	"github.com/fluxgit/fluxgit/plugins/sdk"
+	"github.com/fluxgit/fluxgit/internal/wire"
 )
 
 // recordingDispatcher answers repo.history with one commit, reports an
@@ -24,14 +24,14 @@ type recordingDispatcher struct {
 	clients []string
 }
 
-func (d *recordingDispatcher) CallTool(_ context.Context, _ string, c *sdk.Call, _ bool) (*sdk.Result, error) {
+func (d *recordingDispatcher) CallTool(_ context.Context, _ string, c *wire.Call, _ bool, _ wire.EventFunc) (*wire.Result, error) {
 	d.mu.Lock()
 	d.clients = append(d.clients, c.Meta.ClientName)
 	d.mu.Unlock()
 	if strings.Contains(string(c.Arguments), "bad-ref") {
-		return nil, &sdk.ArgumentError{Message: "Invalid params", Details: "arguments.commit names no commit the provider accepts"}
+		return nil, &wire.Failure{Kind: wire.KindInvalidArgument, Message: "Invalid params", Details: "arguments.commit names no commit the provider accepts"}
 	}
-	return &sdk.Result{Source: "local-git", Data: json.RawMessage(`{"commits":[],"nextCursor":null}`)}, nil
+	return &wire.Result{Source: "local-git", Data: json.RawMessage(`{"commits":[],"nextCursor":null}`)}, nil
 }
 
 func (d *recordingDispatcher) lastClient() string {
@@ -60,7 +60,7 @@ func (m *memRecorder) last() CallRecord {
 	return m.recs[len(m.recs)-1]
 }
 
-func testServer(t *testing.T, roots repopath.Policy) (*Server, *recordingDispatcher, *memRecorder) {
+func testServer(t *testing.T, roots repopath.Policy) (*Session, *recordingDispatcher, *memRecorder) {
 	t.Helper()
 	cat, err := catalog.Load()
 	if err != nil {
@@ -68,10 +68,10 @@ func testServer(t *testing.T, roots repopath.Policy) (*Server, *recordingDispatc
 	}
 	d := &recordingDispatcher{}
 	rec := &memRecorder{}
-	return New(Options{Catalog: cat, Providers: d, Roots: roots, Name: "fluxgit", Version: "test", Recorder: rec}), d, rec
+	return New(Options{Catalog: cat, Providers: d, Roots: roots, Name: "fluxgit", Version: "test", Recorder: rec}).NewSession(), d, rec
 }
 
-func request(t *testing.T, s *Server, method string, p any) (json.RawMessage, error) {
+func send(t *testing.T, s *Session, method string, p any) (json.RawMessage, error) {
 	t.Helper()
 	raw, err := json.Marshal(p)
 	if err != nil {
@@ -81,13 +81,13 @@ func request(t *testing.T, s *Server, method string, p any) (json.RawMessage, er
 	return s.dispatch(context.Background(), &jsonrpc2.Request{Method: method, Params: &rm, ID: jsonrpc2.ID{Num: 1}})
 }
 
-func initializeAs(t *testing.T, s *Server, version string, clientInfo any) {
+func initializeAs(t *testing.T, s *Session, version string, clientInfo any) {
 	t.Helper()
 	p := map[string]any{"protocolVersion": version, "capabilities": map[string]any{}}
 	if clientInfo != nil {
 		p["clientInfo"] = clientInfo
 	}
-	if _, err := request(t, s, "initialize", p); err != nil {
+	if _, err := send(t, s, "initialize", p); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
 }
@@ -136,7 +136,7 @@ func TestArgumentRefusalsByGeneration(t *testing.T) {
 				} else {
 					initializeAs(t, s, gen.version, map[string]any{"name": "c", "version": "1"})
 				}
-				res, err := request(t, s, "tools/call", p)
+				res, err := send(t, s, "tools/call", p)
 				// Refused, and without the details: they can quote the
 				// arguments, which the ledger keeps only as fingerprints.
 				if got := rec.last(); got.Outcome != OutcomeBlocked || got.ErrorMessage == "" || strings.Contains(got.ErrorMessage, f.details) {
@@ -216,7 +216,7 @@ func TestProtocolRefusalsStayJSONRPCErrors(t *testing.T) {
 				} else {
 					initializeAs(t, s, version, nil)
 				}
-				res, err := request(t, s, "tools/call", p)
+				res, err := send(t, s, "tools/call", p)
 				re, ok := err.(*rpcError)
 				if !ok || re.Code != tc.code {
 					t.Fatalf("want JSON-RPC %d, got %v / %s", tc.code, err, res)
@@ -251,7 +251,7 @@ func TestLaterInitializeKeepsAgentID(t *testing.T) {
 			for _, ci := range tc.infos {
 				initializeAs(t, s, V20251125, ci)
 			}
-			if _, err := request(t, s, "tools/call", map[string]any{"name": "repo.history", "arguments": map[string]any{"repoPath": t.TempDir()}}); err != nil {
+			if _, err := send(t, s, "tools/call", map[string]any{"name": "repo.history", "arguments": map[string]any{"repoPath": t.TempDir()}}); err != nil {
 				t.Fatal(err)
 			}
 			if got := d.lastClient(); got != tc.want {
@@ -268,7 +268,7 @@ func TestSubscriptionLimit(t *testing.T) {
 	initializeAs(t, s, V20251125, nil)
 	uri := func(i int) string { return fmt.Sprintf("shift://status?workspace=w%d", i) }
 	subscribe := func(method string, i int) error {
-		_, err := request(t, s, method, map[string]any{"uri": uri(i)})
+		_, err := send(t, s, method, map[string]any{"uri": uri(i)})
 		return err
 	}
 	for i := 0; i < MaxSubscriptions; i++ {
@@ -328,8 +328,8 @@ func TestSubscriptionLimit(t *testing.T) {
 // (the git tools' schemas foresee the refusal, so they carry it).
 func TestArgumentRefusalForEveryTool(t *testing.T) {
 	s, _, _ := testServer(t, repopath.Policy{})
-	for _, tool := range s.opts.Catalog.Tools {
-		res, isErr, err := s.argumentRefused(tool, generation{modern: true, version: V20260728}, msgInvalidParams, "arguments.x is not allowed")
+	for _, tool := range s.srv.opts.Catalog.Tools {
+		res, isErr, err := s.srv.argumentRefused(tool, generation{modern: true, version: V20260728}, msgInvalidParams, "arguments.x is not allowed")
 		if res == nil || !isErr {
 			t.Errorf("%s: no tool result: %v", tool.Name, err)
 			continue

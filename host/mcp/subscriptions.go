@@ -12,7 +12,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/fluxgit/fluxgit/plugins/sdk"
+	"github.com/fluxgit/fluxgit/internal/wire"
 )
 
 // Resource subscriptions of both generations share one mechanism: a watch
@@ -32,7 +32,6 @@ type subscriptions struct {
 	mu      sync.Mutex
 	legacy  map[string]bool         // normalized URI
 	listens map[jsonrpc2.ID]*listen // open subscriptions/listen requests
-	watches map[string]*watch       // provider name
 }
 
 type listen struct {
@@ -67,7 +66,7 @@ func subscriptionLimit(held, asked int, howToFree string) *rpcError {
 }
 
 func newSubscriptions() *subscriptions {
-	return &subscriptions{legacy: map[string]bool{}, listens: map[jsonrpc2.ID]*listen{}, watches: map[string]*watch{}}
+	return &subscriptions{legacy: map[string]bool{}, listens: map[jsonrpc2.ID]*listen{}}
 }
 
 // normalizeURI makes equivalent query spellings compare equal
@@ -90,15 +89,14 @@ const watchReadyTimeout = 3 * time.Second
 // until the provider has registered it, so a change committed after the
 // subscription is acknowledged cannot be missed.
 func (s *Server) ensureWatch(ctx context.Context, provider string) {
-	subs := s.subs
-	subs.mu.Lock()
-	w, ok := subs.watches[provider]
+	s.mu.Lock()
+	w, ok := s.watches[provider]
 	if !ok {
 		w = &watch{ready: make(chan struct{})}
-		subs.watches[provider] = w
+		s.watches[provider] = w
 		go s.runWatch(provider, w)
 	}
-	subs.mu.Unlock()
+	s.mu.Unlock()
 	select {
 	case <-w.ready:
 	case <-ctx.Done():
@@ -109,8 +107,8 @@ func (s *Server) ensureWatch(ctx context.Context, provider string) {
 
 func (s *Server) runWatch(provider string, w *watch) {
 	backoff := 100 * time.Millisecond
-	for s.serveCtx.Err() == nil {
-		err := s.opts.Providers.WatchResources(s.serveCtx, provider, func(ev sdk.ResourceChange) {
+	for s.ctx.Err() == nil {
+		err := s.opts.Providers.WatchResources(s.ctx, provider, func(ev wire.ResourceChange) {
 			if ev.Ready {
 				w.once.Do(func() { close(w.ready) })
 				backoff = 100 * time.Millisecond
@@ -120,18 +118,18 @@ func (s *Server) runWatch(provider string, w *watch) {
 				s.resourceChanged(ev.URI)
 			}
 		})
-		if errors.Is(err, sdk.ErrNotImplemented) {
+		if errors.Is(err, wire.ErrNotImplemented) {
 			s.log.Warn("provider has resources but no change events", "provider", provider)
 			w.once.Do(func() { close(w.ready) })
 			return
 		}
-		if s.serveCtx.Err() != nil {
+		if s.ctx.Err() != nil {
 			return
 		}
 		s.log.Debug("resource watch ended; reopening", "provider", provider, "err", err)
 		select {
 		case <-time.After(backoff):
-		case <-s.serveCtx.Done():
+		case <-s.ctx.Done():
 			return
 		}
 		if backoff < 2*time.Second {
@@ -140,28 +138,38 @@ func (s *Server) runWatch(provider string, w *watch) {
 	}
 }
 
-// resourceChanged notifies every subscriber of uri, once per subscription.
+// resourceChanged tells every session of a change; each notifies its own
+// subscribers.
 func (s *Server) resourceChanged(uri string) {
+	s.mu.Lock()
+	sessions := make([]*Session, 0, len(s.sessions))
+	for sess := range s.sessions {
+		sessions = append(sessions, sess)
+	}
+	s.mu.Unlock()
+	for _, sess := range sessions {
+		sess.resourceChanged(uri)
+	}
+}
+
+// resourceChanged notifies this session's subscribers of uri, once per
+// subscription.
+func (sess *Session) resourceChanged(uri string) {
 	key := normalizeURI(uri)
-	s.subs.mu.Lock()
-	legacy := s.subs.legacy[key]
+	sess.subs.mu.Lock()
+	legacy := sess.subs.legacy[key]
 	var tagged []json.RawMessage
-	for _, l := range s.subs.listens {
+	for _, l := range sess.subs.listens {
 		if l.uris[key] {
 			tagged = append(tagged, l.subID)
 		}
 	}
-	conn := s.conn
-	s.subs.mu.Unlock()
-	if conn == nil {
-		return
-	}
-	ctx := s.serveCtx
+	sess.subs.mu.Unlock()
 	if legacy {
-		_ = conn.Notify(ctx, "notifications/resources/updated", map[string]any{"uri": uri})
+		sess.notify("notifications/resources/updated", map[string]any{"uri": uri})
 	}
 	for _, id := range tagged {
-		_ = conn.Notify(ctx, "notifications/resources/updated", map[string]any{
+		sess.notify("notifications/resources/updated", map[string]any{
 			"uri": uri, "_meta": map[string]any{metaSubscriptionID: id},
 		})
 	}
@@ -181,40 +189,42 @@ func (s *Server) subscribeURI(p params) (string, string, error) {
 	return uri, owner, nil
 }
 
-func (s *Server) resourcesSubscribe(ctx context.Context, p params, on bool) (json.RawMessage, error) {
+func (sess *Session) resourcesSubscribe(ctx context.Context, p params, on bool) (json.RawMessage, error) {
+	s := sess.srv
 	uri, owner, err := s.subscribeURI(p)
 	if err != nil {
 		return nil, err
 	}
 	key := normalizeURI(uri)
 	if !on {
-		s.subs.mu.Lock()
-		delete(s.subs.legacy, key)
-		s.subs.mu.Unlock()
+		sess.subs.mu.Lock()
+		delete(sess.subs.legacy, key)
+		sess.subs.mu.Unlock()
 		return json.RawMessage(`{}`), nil
 	}
 	// Check before starting a watch, so a refused subscribe changes nothing.
-	s.subs.mu.Lock()
-	if held := s.subs.held(); !s.subs.legacy[key] && held >= MaxSubscriptions {
-		s.subs.mu.Unlock()
+	sess.subs.mu.Lock()
+	if held := sess.subs.held(); !sess.subs.legacy[key] && held >= MaxSubscriptions {
+		sess.subs.mu.Unlock()
 		return nil, subscriptionLimit(held, 1, "call resources/unsubscribe for a URI you no longer need")
 	}
-	s.subs.mu.Unlock()
+	sess.subs.mu.Unlock()
 	s.ensureWatch(ctx, owner)
-	s.subs.mu.Lock()
-	defer s.subs.mu.Unlock()
-	if held := s.subs.held(); !s.subs.legacy[key] && held >= MaxSubscriptions {
+	sess.subs.mu.Lock()
+	defer sess.subs.mu.Unlock()
+	if held := sess.subs.held(); !sess.subs.legacy[key] && held >= MaxSubscriptions {
 		// Another request filled the last slot while the watch started.
 		return nil, subscriptionLimit(held, 1, "call resources/unsubscribe for a URI you no longer need")
 	}
-	s.subs.legacy[key] = true
+	sess.subs.legacy[key] = true
 	return json.RawMessage(`{}`), nil
 }
 
 // subscriptionsListen serves a modern listen stream: acknowledge the
 // honoured subscriptions first, then deliver tagged notifications until the
 // client cancels the request.
-func (s *Server) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, p params) (json.RawMessage, error) {
+func (sess *Session) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, p params) (json.RawMessage, error) {
+	s := sess.srv
 	var req struct {
 		Notifications *struct {
 			ResourceSubscriptions []string `json:"resourceSubscriptions"`
@@ -224,7 +234,7 @@ func (s *Server) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, p para
 	if err := json.Unmarshal(raw, &req); err != nil || req.Notifications == nil {
 		return nil, invalidParams("params.notifications must be an object")
 	}
-	subID := s.originalID(id)
+	subID := sess.originalID(id)
 	l := &listen{subID: subID, uris: map[string]bool{}}
 	var honoured []string
 	owners := map[string]bool{}
@@ -240,9 +250,9 @@ func (s *Server) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, p para
 		}
 	}
 	const freeListen = "end a subscriptions/listen you no longer need (notifications/cancelled with its request id) or ask for fewer URIs"
-	s.subs.mu.Lock()
-	held := s.subs.held()
-	s.subs.mu.Unlock()
+	sess.subs.mu.Lock()
+	held := sess.subs.held()
+	sess.subs.mu.Unlock()
 	if held+len(l.uris) > MaxSubscriptions {
 		return nil, subscriptionLimit(held, len(l.uris), freeListen)
 	}
@@ -259,37 +269,25 @@ func (s *Server) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, p para
 	}
 	// Register before acknowledging, and acknowledge before anything else
 	// for this subscription can be sent.
-	s.subs.mu.Lock()
-	if held := s.subs.held(); held+len(l.uris) > MaxSubscriptions {
-		s.subs.mu.Unlock()
+	sess.subs.mu.Lock()
+	if held := sess.subs.held(); held+len(l.uris) > MaxSubscriptions {
+		sess.subs.mu.Unlock()
 		return nil, subscriptionLimit(held, len(l.uris), freeListen)
 	}
-	s.subs.listens[id] = l
-	conn := s.conn
-	s.subs.mu.Unlock()
+	sess.subs.listens[id] = l
+	sess.subs.mu.Unlock()
 	defer func() {
-		s.subs.mu.Lock()
-		delete(s.subs.listens, id)
-		s.subs.mu.Unlock()
+		sess.subs.mu.Lock()
+		delete(sess.subs.listens, id)
+		sess.subs.mu.Unlock()
 	}()
-	if conn != nil {
-		_ = conn.Notify(ctx, "notifications/subscriptions/acknowledged", map[string]any{
-			"_meta":         map[string]any{metaSubscriptionID: subID},
-			"notifications": map[string]any{"resourceSubscriptions": honoured},
-		})
-	}
+	sess.notify("notifications/subscriptions/acknowledged", map[string]any{
+		"_meta":         map[string]any{metaSubscriptionID: subID},
+		"notifications": map[string]any{"resourceSubscriptions": honoured},
+	})
 	<-ctx.Done()
 	// Ended by notifications/cancelled (no reply is sent for a cancelled
 	// request) or by the connection closing.
 	return nil, ctx.Err()
 }
 
-func (s *Server) originalID(id jsonrpc2.ID) json.RawMessage {
-	if s.opts.IDs != nil {
-		if raw := s.opts.IDs.OriginalID(id); raw != nil {
-			return raw
-		}
-	}
-	raw, _ := json.Marshal(id)
-	return raw
-}

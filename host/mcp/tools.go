@@ -12,7 +12,7 @@ import (
 	"github.com/fluxgit/fluxgit/host/catalog"
 	"github.com/fluxgit/fluxgit/host/repopath"
 	"github.com/fluxgit/fluxgit/host/rpc"
-	"github.com/fluxgit/fluxgit/plugins/sdk"
+	"github.com/fluxgit/fluxgit/internal/wire"
 )
 
 // listVariant names the three shapes a tool definition takes across
@@ -105,7 +105,8 @@ func (s *Server) unknownTool(name string) *rpcError {
 // toolsCall runs one tools/call; isErr reports a tool result with isError.
 // A call refused for its arguments may carry both a result (what the
 // client is sent) and the refusal as err (what the audit ledger records).
-func (s *Server) toolsCall(ctx context.Context, g generation, p params) (res json.RawMessage, isErr bool, err error) {
+func (s *Server) toolsCall(ctx context.Context, rq *request, p params) (res json.RawMessage, isErr bool, err error) {
+	g := rq.gen
 	var name string
 	if raw, ok := p["name"]; !ok || json.Unmarshal(raw, &name) != nil || name == "" {
 		return nil, false, invalidParams("missing tool name: params.name must be a non-empty string")
@@ -149,20 +150,17 @@ func (s *Server) toolsCall(ctx context.Context, g generation, p params) (res jso
 	if err != nil {
 		return nil, false, fmt.Errorf("encode arguments: %w", err)
 	}
-	call := &sdk.Call{Tool: name, Arguments: argBytes, Meta: sdk.Meta{
-		ClientName: g.client.Name, ClientVersion: g.client.Version, AllowedRoots: s.opts.Roots.Roots,
-	}}
-	pres, err := s.opts.Providers.CallTool(ctx, tool.Provider, call, tool.ReadOnly)
+	call := &wire.Call{Tool: name, Arguments: argBytes, Meta: rq.meta(s.opts.Roots.Roots)}
+	rq.ctx = ctx
+	pres, err := s.opts.Providers.CallTool(ctx, tool.Provider, call, tool.ReadOnly, rq.events)
+	rq.finish()
 	if err != nil {
-		var (
-			ae *sdk.ArgumentError
-			re *sdk.RefusedError
-		)
-		if errors.As(err, &ae) {
-			return s.argumentRefused(tool, g, msgInvalidParams, ae.Details)
-		}
-		if errors.As(err, &re) {
-			return nil, false, &rpcError{Code: re.Code, Message: re.Message, Data: re.Data}
+		var f *wire.Failure
+		if errors.As(err, &f) {
+			if f.Kind == wire.KindInvalidArgument {
+				return s.argumentRefused(tool, g, msgInvalidParams, f.Details)
+			}
+			return nil, false, s.failure(f, g, tool.Provider)
 		}
 		if ctx.Err() != nil {
 			return nil, false, errorf(codeRequestCancelled, nil, "Request cancelled")
@@ -237,7 +235,7 @@ func validationDetails(err error) string {
 
 // toolResult wraps a provider result in the envelope, checks it against
 // the tool's outputSchema and renders the MCP CallToolResult.
-func (s *Server) toolResult(tool *catalog.Tool, g generation, repoPath string, res *sdk.Result) (json.RawMessage, error) {
+func (s *Server) toolResult(tool *catalog.Tool, g generation, repoPath string, res *wire.Result) (json.RawMessage, error) {
 	if tool.Plain() {
 		return s.plainResult(tool, g, res)
 	}
@@ -375,8 +373,9 @@ func (s *Server) resourcesRead(ctx context.Context, g generation, p params) (jso
 	if !ok {
 		return nil, notFound()
 	}
-	res, err := s.opts.Providers.ReadResource(ctx, owner, uri, sdk.Meta{ClientName: g.client.Name, ClientVersion: g.client.Version})
-	if errors.Is(err, sdk.ErrResourceNotFound) {
+	res, err := s.opts.Providers.ReadResource(ctx, owner, uri, wire.Meta{ClientName: g.client.Name, ClientVersion: g.client.Version})
+	var f *wire.Failure
+	if errors.As(err, &f) && f.Kind == wire.KindNotFound {
 		return nil, notFound()
 	}
 	if err != nil {
@@ -392,4 +391,40 @@ func (s *Server) resourcesRead(ctx context.Context, g generation, p params) (jso
 		item["text"] = res.Text
 	}
 	return rpc.Marshal(map[string]any{"contents": []any{item}})
+}
+
+// failure maps a provider failure of a known kind to the JSON-RPC error
+// the generation expects. Providers never choose codes: the host does.
+func (s *Server) failure(f *wire.Failure, g generation, provider string) *rpcError {
+	data := map[string]any{}
+	for k, v := range f.Data {
+		data[k] = v
+	}
+	if f.Details != "" {
+		data["details"] = f.Details
+	}
+	switch f.Kind {
+	case wire.KindInvalidArgument:
+		return invalidParams(f.Details)
+	case wire.KindOutsideRoots:
+		return &rpcError{Code: repopath.CodeOutsideRoots, Message: f.Message, Data: data}
+	case wire.KindNotFound:
+		code := int64(codeResourceNotFound)
+		if g.modern {
+			code = codeInvalidParams
+		}
+		return &rpcError{Code: code, Message: f.Message, Data: data}
+	case wire.KindClientCapability:
+		// MCP 2026-07-28 names this refusal; legacy clients get the same
+		// code, whose data says which capability to declare.
+		if _, ok := data["details"]; !ok {
+			data["details"] = f.Message + "; declare it in the client capabilities to use this"
+		}
+		return &rpcError{Code: codeMissingCapability, Message: "Missing required client capability", Data: data}
+	case wire.KindUnavailable:
+		data["provider"], data["retryable"] = provider, true
+		return &rpcError{Code: codeInternal, Message: f.Message, Data: data}
+	}
+	data["provider"], data["retryable"] = provider, false
+	return &rpcError{Code: codeInternal, Message: f.Message, Data: data}
 }
