@@ -275,6 +275,7 @@ func (sess *Session) cancelAll() {
 		c()
 	}
 }
+
 // dispatch resolves the generation, routes the method and decorates the
 // result for the modern generation.
 func (sess *Session) dispatch(ctx context.Context, req *jsonrpc2.Request) (json.RawMessage, error) {
@@ -423,4 +424,3 @@ func (sess *Session) initialize(p params) (json.RawMessage, error) {
 		"instructions":    Instructions,
 	})
 }
-

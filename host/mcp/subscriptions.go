@@ -290,4 +290,3 @@ func (sess *Session) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, p 
 	// request) or by the connection closing.
 	return nil, ctx.Err()
 }
-
