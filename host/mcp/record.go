@@ -120,7 +120,8 @@ func (s *Server) recordCall(ctx context.Context, rq *request, p params) (json.Ra
 	if res != nil {
 		err = nil // an argument refusal answered as a tool result
 	}
-	if s.opts.Recorder == nil {
+	if s.opts.Recorder == nil || rq.inputRequired {
+		// A call waiting for client input is recorded when it ends.
 		return res, err
 	}
 	rec := CallRecord{Arguments: p["arguments"], ClientName: g.client.Name, ClientVersion: g.client.Version, Start: start}

@@ -32,6 +32,11 @@ type request struct {
 	lastProgress float64
 	logs         int // log messages sent
 	dropped      int // log messages over maxLogsPerCall
+
+	// inputRequired marks a reply that asks the client for input (MCP
+	// 2026-07-28 multi round-trip): resultType input_required, and the
+	// call is recorded when it ends, not now.
+	inputRequired bool
 }
 
 // meta is what the provider learns about the caller.
@@ -147,8 +152,9 @@ func (rq *request) askClient(cr *wire.ClientRequest) (json.RawMessage, *wire.Fai
 		return nil, fail
 	}
 	if rq.gen.modern {
-		// TODO(mrtr): input_required round trips.
-		return nil, &wire.Failure{Kind: wire.KindUnavailable, Message: "client requests are not yet served on the 2026-07-28 generation"}
+		// Modern requests ask through input_required results (mrtr.go);
+		// a call that reaches here could not be parked.
+		return nil, &wire.Failure{Kind: wire.KindUnavailable, Message: "the 2026-07-28 generation asks the client only through input_required results"}
 	}
 	conn := rq.sess.connection()
 	if conn == nil {

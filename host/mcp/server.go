@@ -81,6 +81,8 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
 	watches  map[string]*watch // provider name
+
+	parkedCalls parkedTable // modern calls waiting for client input
 }
 
 // New builds a Server. Close releases what it started.

@@ -334,6 +334,9 @@ func (sess *Session) dispatch(ctx context.Context, req *jsonrpc2.Request) (json.
 		return res, err
 	}
 	kv := []any{"resultType", "complete"}
+	if rq.inputRequired {
+		kv[1] = "input_required"
+	}
 	if cacheable {
 		kv = append(kv, "ttlMs", 300000, "cacheScope", "public")
 	}

@@ -152,8 +152,19 @@ func (s *Server) toolsCall(ctx context.Context, rq *request, p params) (res json
 	}
 	call := &wire.Call{Tool: name, Arguments: argBytes, Meta: rq.meta(s.opts.Roots.Roots)}
 	rq.ctx = ctx
-	pres, err := s.opts.Providers.CallTool(ctx, tool.Provider, call, tool.ReadOnly, rq.events)
-	rq.finish()
+	var pres *wire.Result
+	if rq.gen.modern && (rq.gen.caps.sampling || rq.gen.caps.elicitation) && rq.sess != nil {
+		// The modern generation asks the client through input_required
+		// results (see mrtr.go), which may span several requests.
+		var input json.RawMessage
+		pres, input, err = s.callWithInput(ctx, rq, tool, call, p)
+		if input != nil {
+			return input, false, nil
+		}
+	} else {
+		pres, err = s.opts.Providers.CallTool(ctx, tool.Provider, call, tool.ReadOnly, rq.events)
+		rq.finish()
+	}
 	if err != nil {
 		var f *wire.Failure
 		if errors.As(err, &f) {

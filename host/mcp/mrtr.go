@@ -1,0 +1,281 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fluxgit/fluxgit/host/catalog"
+	"github.com/fluxgit/fluxgit/host/rpc"
+	"github.com/fluxgit/fluxgit/internal/wire"
+)
+
+// The modern generation never sends requests to the client (MCP
+// 2026-07-28, multi round-trip requests): a tools/call whose provider asks
+// the client something is answered with resultType "input_required",
+// carrying the questions as inputRequests and an opaque requestState. The
+// client answers them and calls the tool again with the same arguments,
+// inputResponses and that requestState.
+//
+// Provider authors write one blocking call (Call.Elicit, Call.Sample) for
+// both generations, so the host keeps the provider call running between
+// the round trips: it is parked under its requestState, a random token,
+// until the client comes back, the call ends, or inputWait passes.
+
+// inputWait is how long a parked call waits for the client's next round.
+const inputWait = clientRequestTimeout
+
+// maxParked bounds the calls waiting for client input server-wide.
+const maxParked = 64
+
+// parked is a provider call waiting between round trips.
+type parked struct {
+	token  string
+	tool   string
+	args   []byte // canonical arguments: a retry must repeat them
+	client string
+
+	cancel context.CancelFunc
+	inputs chan input      // client requests from the provider
+	done   chan struct{}   // closed when the provider call returned
+	res    *wire.Result    // set before done is closed
+	err    error           //
+	timer  *time.Timer     // abandons the call when the client never returns
+	rec    func(*parked)   // records an abandoned call in the ledger
+	start  time.Time       //
+	argsIn json.RawMessage // the arguments as the client sent them
+
+	mu      sync.Mutex
+	leg     *request         // the request now serving the call
+	detach  func() bool      // unties the call from the previous leg's context
+	pending map[string]input // questions sent, by inputRequests key
+}
+
+// input is one question a provider put to the client.
+type input struct {
+	req    *wire.ClientRequest
+	answer func(context.Context, *wire.Answer) error
+}
+
+func (in input) key() string { return "q" + strconv.FormatUint(in.req.ID, 10) }
+
+type parkedTable struct {
+	mu    sync.Mutex
+	calls map[string]*parked
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// callWithInput runs a modern tools/call whose client can answer
+// questions. It returns the provider's result, or (input != nil) an
+// input_required result to send instead.
+func (s *Server) callWithInput(ctx context.Context, rq *request, tool *catalog.Tool, call *wire.Call, p params) (*wire.Result, json.RawMessage, error) {
+	var (
+		pc  *parked
+		err error
+	)
+	if raw, ok := p["requestState"]; ok && string(raw) != "null" {
+		pc, err = s.resume(rq, tool, call, p)
+	} else {
+		pc, err = s.park(rq, tool, call, p)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.await(ctx, rq, pc)
+}
+
+// park starts the provider call detached from this request, so it can
+// outlive it while the client answers.
+func (s *Server) park(rq *request, tool *catalog.Tool, call *wire.Call, p params) (*parked, error) {
+	callCtx, cancel := context.WithCancel(s.ctx)
+	pc := &parked{token: newToken(), tool: tool.Name, args: call.Arguments, client: rq.gen.client.Name,
+		cancel: cancel, inputs: make(chan input, 4), done: make(chan struct{}), pending: map[string]input{},
+		start: time.Now(), argsIn: p["arguments"]}
+	pc.leg = rq
+	pc.detach = context.AfterFunc(rq.ctx, cancel)
+	events := func(ev wire.Event, answer func(context.Context, *wire.Answer) error) {
+		if ev.Request == nil {
+			pc.mu.Lock()
+			leg := pc.leg
+			pc.mu.Unlock()
+			leg.events(ev, answer)
+			return
+		}
+		if fail := rq.checkCapability(ev.Request.Method); fail != nil {
+			go func() { _ = answer(callCtx, &wire.Answer{RequestID: ev.Request.ID, Failure: fail}) }()
+			return
+		}
+		select {
+		case pc.inputs <- input{req: ev.Request, answer: answer}:
+		case <-callCtx.Done():
+		}
+	}
+	go func() {
+		pc.res, pc.err = s.opts.Providers.CallTool(callCtx, tool.Provider, call, tool.ReadOnly, events)
+		close(pc.done)
+	}()
+	return pc, nil
+}
+
+// resume finds the parked call a retry names, checks the retry is the
+// same call, and hands the client's answers to the provider.
+func (s *Server) resume(rq *request, tool *catalog.Tool, call *wire.Call, p params) (*parked, error) {
+	var token string
+	if json.Unmarshal(p["requestState"], &token) != nil {
+		return nil, invalidParams("params.requestState must be the string an input_required result returned")
+	}
+	s.parkedCalls.mu.Lock()
+	pc := s.parkedCalls.calls[token]
+	if pc != nil {
+		// A retry takes the call; a second retry with the same state finds nothing.
+		delete(s.parkedCalls.calls, token)
+	}
+	s.parkedCalls.mu.Unlock()
+	if pc == nil {
+		return nil, invalidParams("params.requestState is unknown or expired (a call waits " + inputWait.String() +
+			" for its input); call the tool again without requestState and inputResponses")
+	}
+	pc.timer.Stop()
+	if pc.tool != tool.Name || !bytes.Equal(pc.args, call.Arguments) || pc.client != rq.gen.client.Name {
+		pc.cancel()
+		return nil, invalidParams("params.requestState belongs to a different call: a retry must repeat the tool name and arguments of the call that returned it")
+	}
+	var responses map[string]json.RawMessage
+	if raw, ok := p["inputResponses"]; ok && string(raw) != "null" {
+		if json.Unmarshal(raw, &responses) != nil {
+			pc.cancel()
+			return nil, invalidParams("params.inputResponses must be an object mapping each inputRequests key to the client's result")
+		}
+	}
+	pc.mu.Lock()
+	for k := range responses {
+		if _, ok := pc.pending[k]; !ok {
+			pc.mu.Unlock()
+			pc.cancel()
+			return nil, invalidParams(fmt.Sprintf("params.inputResponses has key %q, which the input_required result did not ask; answer only its inputRequests keys", k))
+		}
+	}
+	for k, res := range responses {
+		in := pc.pending[k]
+		delete(pc.pending, k)
+		go func() { _ = in.answer(s.ctx, &wire.Answer{RequestID: in.req.ID, Result: res}) }()
+	}
+	pc.leg = rq
+	pc.detach = context.AfterFunc(rq.ctx, pc.cancel)
+	pc.mu.Unlock()
+	return pc, nil
+}
+
+// await waits for the call's next step: its result, or a question for the
+// client (returned as an input_required result, the call parked again).
+func (s *Server) await(ctx context.Context, rq *request, pc *parked) (*wire.Result, json.RawMessage, error) {
+	pc.mu.Lock()
+	unanswered := len(pc.pending) > 0
+	pc.mu.Unlock()
+	if unanswered {
+		// The client answered only some questions: ask the rest again.
+		return nil, s.inputRequired(rq, pc, nil), nil
+	}
+	select {
+	case <-pc.done:
+		rq.finish()
+		return pc.res, nil, pc.err
+	case in := <-pc.inputs:
+		return nil, s.inputRequired(rq, pc, &in), nil
+	case <-ctx.Done():
+		pc.cancel()
+		<-pc.done
+		rq.finish()
+		return nil, nil, ctx.Err()
+	}
+}
+
+// inputRequired parks pc and renders the input_required result.
+func (s *Server) inputRequired(rq *request, pc *parked, in *input) json.RawMessage {
+	pc.mu.Lock()
+	if in != nil {
+		pc.pending[in.key()] = *in
+	}
+	// More questions may be waiting already: ask them in the same round.
+	for more := true; more; {
+		select {
+		case next := <-pc.inputs:
+			pc.pending[next.key()] = next
+		default:
+			more = false
+		}
+	}
+	pc.detach()
+	keys := make([]string, 0, len(pc.pending))
+	for k := range pc.pending {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	reqs := make(map[string]any, len(keys))
+	for _, k := range keys {
+		q := pc.pending[k].req
+		reqs[k] = map[string]any{"method": q.Method, "params": json.RawMessage(q.Params)}
+	}
+	pc.mu.Unlock()
+	rq.finish()
+
+	s.parkedCalls.mu.Lock()
+	if s.parkedCalls.calls == nil {
+		s.parkedCalls.calls = map[string]*parked{}
+	}
+	full := len(s.parkedCalls.calls) >= maxParked
+	if !full {
+		pc.token = newToken()
+		pc.timer = time.AfterFunc(inputWait, func() { s.abandon(pc) })
+		s.parkedCalls.calls[pc.token] = pc
+	}
+	s.parkedCalls.mu.Unlock()
+	rq.inputRequired = true
+	if full {
+		// Load shedding as MCP describes it: an input_required result
+		// with no requests tells the client to retry later.
+		pc.cancel()
+		out, _ := rpc.Marshal(map[string]any{"inputRequests": map[string]any{}})
+		return out
+	}
+	out, _ := rpc.Marshal(map[string]any{"inputRequests": reqs, "requestState": pc.token})
+	return out
+}
+
+// abandon ends a parked call whose client never came back, and records
+// it: the ledger sees every call, finished or not.
+func (s *Server) abandon(pc *parked) {
+	s.parkedCalls.mu.Lock()
+	if s.parkedCalls.calls[pc.token] != pc {
+		s.parkedCalls.mu.Unlock()
+		return
+	}
+	delete(s.parkedCalls.calls, pc.token)
+	s.parkedCalls.mu.Unlock()
+	pc.cancel()
+	<-pc.done
+	if s.opts.Recorder == nil {
+		return
+	}
+	rec := CallRecord{Tool: pc.tool, Known: true, Arguments: pc.argsIn, ClientName: pc.client, Start: pc.start,
+		Outcome: OutcomeBlocked, ErrorCode: codeRequestCancelled,
+		ErrorMessage: "abandoned: the client did not answer the call's input requests within " + inputWait.String()}
+	if t, ok := s.opts.Catalog.Tool(pc.tool); ok {
+		rec.ReadOnly = t.ReadOnly
+		rec.scope = scopeArguments(rec.Arguments, t.Paths)
+	}
+	rec.Duration = time.Since(pc.start)
+	s.opts.Recorder.RecordCall(context.Background(), rec)
+}
