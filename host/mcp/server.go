@@ -193,9 +193,17 @@ func (s *Server) serverInfo(g generation) map[string]any {
 }
 
 func (s *Server) capabilities() map[string]any {
-	caps := map[string]any{"tools": map[string]any{"listChanged": false}}
+	caps := map[string]any{"tools": map[string]any{"listChanged": false},
+		// Providers' log lines reach the client once it asks for them.
+		"logging": map[string]any{}}
 	if len(s.opts.Catalog.Resources)+len(s.opts.Catalog.Templates) > 0 {
 		caps["resources"] = map[string]any{"listChanged": false, "subscribe": true}
+	}
+	if len(s.opts.Catalog.Prompts) > 0 {
+		caps["prompts"] = map[string]any{"listChanged": false}
+	}
+	if s.completions() {
+		caps["completions"] = map[string]any{}
 	}
 	return caps
 }

@@ -325,6 +325,13 @@ func (sess *Session) dispatch(ctx context.Context, req *jsonrpc2.Request) (json.
 		cacheable = true
 	case "resources/subscribe", "resources/unsubscribe":
 		res, err = sess.resourcesSubscribe(ctx, params, req.Method == "resources/subscribe")
+	case "prompts/list":
+		res, err = s.promptsList(gen, params)
+		cacheable = true
+	case "prompts/get":
+		res, err = s.promptsGet(ctx, rq, params)
+	case "completion/complete":
+		res, err = s.complete(ctx, rq, params)
 	case "subscriptions/listen":
 		res, err = sess.subscriptionsListen(ctx, req.ID, params)
 	default:
