@@ -21,6 +21,7 @@ import (
 var (
 	fluxgitBin string
 	echoBin    string
+	exampleBin string
 	binVersion string
 )
 
@@ -32,7 +33,8 @@ func TestMain(m *testing.M) {
 	}
 	fluxgitBin = filepath.Join(dir, "fluxgit")
 	echoBin = filepath.Join(dir, "echoprovider")
-	for _, b := range [][2]string{{fluxgitBin, "../cmd/fluxgit"}, {echoBin, "./echoprovider"}} {
+	exampleBin = filepath.Join(dir, "exampleprovider")
+	for _, b := range [][2]string{{fluxgitBin, "../cmd/fluxgit"}, {echoBin, "./echoprovider"}, {exampleBin, "./exampleprovider"}} {
 		out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b[1], err, out)

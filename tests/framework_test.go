@@ -1,0 +1,269 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// exampleEnv registers the example provider (tests/exampleprovider, which
+// uses every SDK capability) through a configuration file.
+func exampleEnv(t testing.TB) []string {
+	t.Helper()
+	spec, err := filepath.Abs("testdata/example-spec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "fluxgit.yaml")
+	writeFile(t, cfg, "providers:\n  - name: example\n    command: "+exampleBin+"\n    spec: "+spec+"\n")
+	return append(baseEnv(t), "FLUXGIT_CONFIG="+cfg)
+}
+
+// clientLog collects what the go-sdk client receives besides replies.
+type clientLog struct {
+	mu        sync.Mutex
+	progress  []float64
+	messages  []string // progress messages
+	logLevels []string
+	elicits   []string
+	samples   int
+}
+
+func (c *clientLog) snapshot() clientLog {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return clientLog{progress: slices.Clone(c.progress), messages: slices.Clone(c.messages),
+		logLevels: slices.Clone(c.logLevels), elicits: slices.Clone(c.elicits), samples: c.samples}
+}
+
+// exampleSession starts fluxgit with the example provider under the
+// official go-sdk client, which answers elicitation and sampling requests
+// and records progress and log notifications.
+func exampleSession(t *testing.T, version string, decline bool) (context.Context, *mcp.ClientSession, *clientLog) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	seen := &clientLog{}
+	opts := &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			seen.mu.Lock()
+			seen.elicits = append(seen.elicits, req.Params.Message)
+			seen.mu.Unlock()
+			if decline {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			seen.mu.Lock()
+			seen.samples++
+			seen.mu.Unlock()
+			text := ""
+			if len(req.Params.Messages) > 0 {
+				if tc, ok := req.Params.Messages[0].Content.(*mcp.TextContent); ok {
+					text = tc.Text
+				}
+			}
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "echo: " + text}}, nil
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			seen.mu.Lock()
+			seen.progress = append(seen.progress, req.Params.Progress)
+			seen.messages = append(seen.messages, req.Params.Message)
+			seen.mu.Unlock()
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			seen.mu.Lock()
+			seen.logLevels = append(seen.logLevels, string(req.Params.Level))
+			seen.mu.Unlock()
+		},
+	}
+	cmd := exec.Command(fluxgitBin)
+	cmd.Env = exampleEnv(t)
+	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-example", Version: "1.0.0"}, opts)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return ctx, cs, seen
+}
+
+func exampleData(t *testing.T, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("tool error: %+v", res.Content)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var env struct {
+		Data map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil || env.Data == nil {
+		t.Fatalf("structuredContent without data: %s", b)
+	}
+	return env.Data
+}
+
+// A third-party provider built against the SDK uses every capability
+// through the host, in both generations, answered by the official client.
+func TestExampleProviderCapabilities(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			ctx, cs, seen := exampleSession(t, version, false)
+
+			// Progress: reported only for a request with a progress token.
+			params := &mcp.CallToolParams{Name: "example.count", Arguments: map[string]any{"steps": 4}}
+			params.SetProgressToken("count-1")
+			res, err := cs.CallTool(ctx, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := exampleData(t, res); d["steps"] != float64(4) {
+				t.Fatalf("count data: %v", d)
+			}
+			got := seen.snapshot()
+			if want := []float64{0, 1, 2, 3, 4}; !slices.Equal(got.progress, want) {
+				t.Fatalf("progress %v, want %v", got.progress, want)
+			}
+			if got.messages[4] != "step 4 of 4" {
+				t.Fatalf("progress messages: %q", got.messages)
+			}
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "example.count", Arguments: map[string]any{"steps": 2}}); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(seen.snapshot().progress); n != 5 {
+				t.Fatalf("progress sent without a token: %d notifications", n)
+			}
+
+			// Elicitation then sampling, from one blocking provider call.
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "example.ask", Arguments: map[string]any{"topic": "git"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := exampleData(t, res)
+			if d["name"] != "Ada" || d["model"] != "test-model" || !strings.Contains(d["greeting"].(string), "greeting for Ada about git") {
+				t.Fatalf("ask data: %v", d)
+			}
+			got = seen.snapshot()
+			if len(got.elicits) != 1 || !strings.Contains(got.elicits[0], "about git") || got.samples != 1 {
+				t.Fatalf("client saw elicitations %q and %d samplings", got.elicits, got.samples)
+			}
+
+			// A prompt the provider renders, and completions for its argument.
+			pr, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "example_greet", Arguments: map[string]string{"who": "ada"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pr.Messages) != 2 || pr.Description != "A greeting for ada" {
+				t.Fatalf("prompt: %+v", pr)
+			}
+			if er, ok := pr.Messages[1].Content.(*mcp.EmbeddedResource); !ok || er.Resource.URI != "example://notes/ada" {
+				t.Fatalf("second message is not the embedded note: %#v", pr.Messages[1].Content)
+			}
+			comp, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "example_greet"},
+				Argument: mcp.CompleteParamsArgument{Name: "who", Value: "a"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(comp.Completion.Values, []string{"ada", "alan"}) {
+				t.Fatalf("completion: %+v", comp.Completion)
+			}
+			comp, err = cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "example://notes/{name}"},
+				Argument: mcp.CompleteParamsArgument{Name: "name", Value: "g"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(comp.Completion.Values, []string{"grace"}) {
+				t.Fatalf("template completion: %+v", comp.Completion)
+			}
+		})
+	}
+}
+
+// Log lines reach a legacy client only from logging/setLevel on, at and
+// above the level it chose.
+func TestExampleProviderLogging(t *testing.T) {
+	ctx, cs, seen := exampleSession(t, "2025-11-25", false)
+	call := func() {
+		t.Helper()
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "example.logs", Arguments: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call()
+	if n := len(seen.snapshot().logLevels); n != 0 {
+		t.Fatalf("%d log messages before logging/setLevel", n)
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	call()
+	all := []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+	if got := seen.snapshot().logLevels; !slices.Equal(got, all) {
+		t.Fatalf("at debug: %v", got)
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
+		t.Fatal(err)
+	}
+	call()
+	if got := seen.snapshot().logLevels[8:]; !slices.Equal(got, all[4:]) {
+		t.Fatalf("at error: %v", got)
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "loud"}); err == nil || !strings.Contains(err.Error(), "debug, info") {
+		t.Fatalf("bad level: %v", err)
+	}
+}
+
+// A declined elicitation is the provider's to handle; a client without
+// the capability gets -32021 naming the capability to declare.
+func TestExampleProviderElicitationRefused(t *testing.T) {
+	ctx, cs, _ := exampleSession(t, "2025-11-25", true)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "example.ask", Arguments: map[string]any{"topic": "git"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := exampleData(t, res); d["action"] != "decline" {
+		t.Fatalf("declined: %v", d)
+	}
+
+	s := startServer(t, exampleEnv(t))
+	initialize(t, s) // declares no capabilities
+	r := s.call(2, "tools/call", map[string]any{"name": "example.ask", "arguments": map[string]any{"topic": "git"}})
+	if r.Error == nil || r.Error.Code != -32021 || !strings.Contains(string(r.Error.Data), `"requiredCapabilities":{"elicitation":{}}`) {
+		t.Fatalf("want -32021 requiring elicitation, got %s", r.raw)
+	}
+}
+
+// Cancelling a long call reaches the provider through the host.
+func TestExampleProviderCancel(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			ctx, cs, _ := exampleSession(t, version, false)
+			marker := filepath.Join(t.TempDir(), "wait")
+			cctx, cancel := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "example.wait", Arguments: map[string]any{"marker": marker}})
+				done <- err
+			}()
+			waitFile(t, marker+".started")
+			cancel()
+			if err := <-done; err == nil {
+				t.Fatal("cancelled call returned no error")
+			}
+			waitFile(t, marker)
+			if b, _ := os.ReadFile(marker); string(b) != "cancelled" {
+				t.Fatalf("provider saw %q, want cancelled", b)
+			}
+		})
+	}
+}
