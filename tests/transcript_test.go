@@ -23,14 +23,19 @@ var update = flag.Bool("update", false, "rewrite golden transcripts and tool sna
 // TestTranscripts replays every testdata/transcripts/*.txtar against a
 // fresh fluxgit process. Each archive has:
 //
-//	-- setup --   lines "repo: fixture" and "env: KEY=VALUE" (optional)
+//	-- setup --   lines "repo: fixture", "env: KEY=VALUE", "config: example"
+//	              (registers the example provider) and "answer: METHOD
+//	              JSON": the client's result for each request the server
+//	              sends with that method (all optional)
 //	-- client --  one message per line: JSON sent as a line, or
 //	              RAW "<Go-quoted bytes>" sent verbatim (for framing tests)
 //	-- server --  every message the server wrote, in order, each one
 //	              pretty-printed (a stream of JSON values)
 //
 // $REPO, $OUTSIDE and $VERSION stand for the fixture repository, a
-// directory outside the allowed roots, and the binary's version. A request
+// directory outside the allowed roots, and the binary's version; $STATE
+// for the requestState of the latest input_required result (a random
+// token), so a client line can send it back. A request
 // line waits for the reply with its id; anything else is followed by a
 // sync ping whose reply marks the end of what that line produced.
 //
@@ -63,9 +68,17 @@ func runTranscript(t *testing.T, file string) {
 	}
 	subst := map[string]string{"$OUTSIDE": canonicalTempDir(t), "$VERSION": binVersion}
 	env := baseEnv(t)
+	answers := map[string]json.RawMessage{}
 	for _, line := range strings.Split(sections["setup"], "\n") {
 		key, val, _ := strings.Cut(strings.TrimSpace(line), ": ")
 		switch key {
+		case "config":
+			if val == "example" {
+				env = exampleEnv(t)
+			}
+		case "answer":
+			method, result, _ := strings.Cut(val, " ")
+			answers[method] = json.RawMessage(result)
 		case "repo":
 			if val == "fixture" {
 				subst["$REPO"] = fixtureRepo(t)
@@ -103,6 +116,19 @@ func runTranscript(t *testing.T, file string) {
 		for {
 			out := srv.next(30 * time.Second)
 			r := decodeResponse(t, out)
+			if m := requestMethod(out); m != "" && r.ID != nil {
+				// A request from the server: answer it as the setup says.
+				got = append(got, prettyJSON(t, unexpand(out, subst)))
+				result, ok := answers[m]
+				if !ok {
+					t.Fatalf("server sent %s, which the setup has no answer for", m)
+				}
+				srv.send(`{"jsonrpc":"2.0","id":` + string(r.ID) + `,"result":` + string(result) + "}\n")
+				continue
+			}
+			if st := requestState(out); st != "" {
+				subst["$STATE"] = st
+			}
 			isSync := strings.HasPrefix(string(r.ID), `"sync-`)
 			if !isSync {
 				if toolLists[string(r.ID)] && r.Result != nil {
@@ -246,6 +272,17 @@ func requestID(line string) json.RawMessage {
 		return id
 	}
 	return nil
+}
+
+// requestState returns the requestState of an input_required result.
+func requestState(line string) string {
+	var m struct {
+		Result struct {
+			RequestState string `json:"requestState"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal([]byte(line), &m)
+	return m.Result.RequestState
 }
 
 func requestMethod(line string) string {
