@@ -1,10 +1,12 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -193,5 +195,46 @@ func BenchmarkRepoStatusVsRawGit(b *testing.B) {
 			b.ReportMetric(float64(tool.Microseconds())/float64(b.N), "tool-us/op")
 			b.ReportMetric(float64(tool)/float64(git), "ratio")
 		})
+	}
+}
+
+// BenchmarkProgressLatency measures how long a progress notification takes
+// from the provider's Progress call to the client reading it off stdout:
+// the provider stamps each message with its send time.
+func BenchmarkProgressLatency(b *testing.B) {
+	s := warmServer(b, append(exampleEnv(b), "FLUXGIT_MCP_AUDIT_DISABLED=1"))
+	var total time.Duration
+	n := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := i + 1
+		s.sendJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{
+			"name": "example.count", "arguments": map[string]any{"steps": 4, "stamp": true}, "_meta": map[string]any{"progressToken": id}}})
+		for {
+			line := s.next(30 * time.Second)
+			got := time.Now()
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Params struct {
+					Message string `json:"message"`
+				} `json:"params"`
+			}
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				b.Fatal(err)
+			}
+			if m.ID != nil {
+				break
+			}
+			sent, err := strconv.ParseInt(m.Params.Message, 10, 64)
+			if err != nil {
+				b.Fatalf("progress without a stamp: %s", line)
+			}
+			total += got.Sub(time.Unix(0, sent))
+			n++
+		}
+	}
+	b.StopTimer()
+	if n > 0 {
+		b.ReportMetric(float64(total.Microseconds())/float64(n), "µs/progress")
 	}
 }

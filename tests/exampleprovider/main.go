@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,14 +38,20 @@ func (example) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
 	switch c.Tool {
 	case "example.count":
 		var in struct {
-			Steps   int `json:"steps"`
-			DelayMs int `json:"delayMs"`
+			Steps   int  `json:"steps"`
+			DelayMs int  `json:"delayMs"`
+			Stamp   bool `json:"stamp"`
 		}
 		if err := json.Unmarshal(c.Arguments, &in); err != nil {
 			return nil, fmt.Errorf("decode arguments: %w", err)
 		}
 		for i := 0; i <= in.Steps; i++ {
-			c.Progress(float64(i), float64(in.Steps), fmt.Sprintf("step %d of %d", i, in.Steps))
+			msg := fmt.Sprintf("step %d of %d", i, in.Steps)
+			if in.Stamp {
+				// The send time, for the latency benchmark.
+				msg = strconv.FormatInt(time.Now().UnixNano(), 10)
+			}
+			c.Progress(float64(i), float64(in.Steps), msg)
 			if in.DelayMs > 0 && i < in.Steps {
 				select {
 				case <-time.After(time.Duration(in.DelayMs) * time.Millisecond):
