@@ -145,8 +145,10 @@ func templateRefProblems(root parse.Node, declared map[string]bool) []string {
 		}
 		return "declared arguments: " + strings.Join(names, ", ")
 	}
+	reported := map[string]bool{}
 	ref := func(name, as string) {
-		if !declared[name] {
+		if !declared[name] && !reported[as] {
+			reported[as] = true
 			out = append(out, fmt.Sprintf("%s references %s, which is not a declared argument (%s)", as, name, known()))
 		}
 	}
