@@ -3,11 +3,14 @@ package catalog
 import (
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
+
+	"github.com/fluxgit/fluxgit/schemas"
 )
 
 // basePrompt is a minimal, lint-clean prompt spec that the fixtures mutate.
@@ -506,5 +509,33 @@ func TestLintPromptRules(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPromptPathKindsMatchMetaschema keeps PromptPathKinds and the enum of
+// arguments[].path in schemas/prompt.schema.json in step.
+func TestPromptPathKindsMatchMetaschema(t *testing.T) {
+	raw, err := fs.ReadFile(schemas.FS, "prompt.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Properties struct {
+			Arguments struct {
+				Items struct {
+					Properties struct {
+						Path struct {
+							Enum []string `json:"enum"`
+						} `json:"path"`
+					} `json:"properties"`
+				} `json:"items"`
+			} `json:"arguments"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Properties.Arguments.Items.Properties.Path.Enum; !reflect.DeepEqual(got, PromptPathKinds) {
+		t.Errorf("schema enum %v, Go list %v", got, PromptPathKinds)
 	}
 }
