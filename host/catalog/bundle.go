@@ -22,12 +22,13 @@ type bundle struct {
 	Digest    string      `json:"digest"`
 	Tools     []*Tool     `json:"tools"`
 	Resources []*Resource `json:"resources"`
+	Prompts   []*Prompt   `json:"prompts"`
 }
 
 // layerDigest hashes the layer's spec sources in a fixed order.
 func layerDigest(fsys fs.FS) (string, error) {
 	var names []string
-	for _, dir := range []string{"tools", "resources", "fragments"} {
+	for _, dir := range []string{"tools", "resources", "fragments", "prompts"} {
 		files, err := specFiles(fsys, dir)
 		if err != nil {
 			return "", err
@@ -54,21 +55,25 @@ func Bundle(fsys fs.FS) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools, resources, err := loadLayer(fsys)
+	b, err := loadLayer(fsys)
 	if err != nil {
 		return nil, err
 	}
-	if tools == nil {
-		tools = []*Tool{}
+	b.Digest = digest
+	if b.Tools == nil {
+		b.Tools = []*Tool{}
 	}
-	if resources == nil {
-		resources = []*Resource{}
+	if b.Resources == nil {
+		b.Resources = []*Resource{}
+	}
+	if b.Prompts == nil {
+		b.Prompts = []*Prompt{}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", " ")
-	if err := enc.Encode(bundle{Digest: digest, Tools: tools, Resources: resources}); err != nil {
+	if err := enc.Encode(b); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -76,7 +81,7 @@ func Bundle(fsys fs.FS) ([]byte, error) {
 
 // loadLayerFast uses the layer's bundle when it is current, and parses the
 // sources otherwise.
-func loadLayerFast(fsys fs.FS) ([]*Tool, []*Resource, error) {
+func loadLayerFast(fsys fs.FS) (*bundle, error) {
 	raw, err := fs.ReadFile(fsys, BundleFile)
 	if err != nil {
 		return loadLayer(fsys)
@@ -99,5 +104,5 @@ func loadLayerFast(fsys fs.FS) ([]*Tool, []*Resource, error) {
 			*raw = c.Bytes()
 		}
 	}
-	return b.Tools, b.Resources, nil
+	return &b, nil
 }

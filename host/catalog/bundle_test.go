@@ -28,18 +28,24 @@ func TestEmbeddedBundleIsCurrent(t *testing.T) {
 
 // Loading through the bundle gives exactly what parsing the sources gives.
 func TestBundleMatchesSources(t *testing.T) {
-	fromBundle, fromBundleRes, err := loadLayerFast(spec.FS)
+	bl, err := loadLayerFast(spec.FS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromYAML, fromYAMLRes, err := loadLayer(spec.FS)
+	yl, err := loadLayer(spec.FS)
 	if err != nil {
 		t.Fatal(err)
 	}
+	fromBundle, fromYAML := bl.Tools, yl.Tools
 	a, _ := json.Marshal(fromBundle)
 	b, _ := json.Marshal(fromYAML)
-	if !bytes.Equal(a, b) || !reflect.DeepEqual(fromBundleRes, fromYAMLRes) {
+	pa, _ := json.Marshal(bl.Prompts)
+	pb, _ := json.Marshal(yl.Prompts)
+	if !bytes.Equal(a, b) || !reflect.DeepEqual(bl.Resources, yl.Resources) || !bytes.Equal(pa, pb) {
 		t.Fatal("bundle and sources disagree")
+	}
+	if len(yl.Prompts) == 0 || len(bl.Prompts) != len(yl.Prompts) {
+		t.Fatalf("prompts: bundle %d, sources %d", len(bl.Prompts), len(yl.Prompts))
 	}
 	for i := range fromBundle {
 		if !bytes.Equal(fromBundle[i].InputSchema, fromYAML[i].InputSchema) || !bytes.Equal(fromBundle[i].OutputSchema, fromYAML[i].OutputSchema) {
@@ -56,19 +62,19 @@ func TestStaleBundleIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	layer[BundleFile] = &fstest.MapFile{Data: b}
-	tools, _, err := loadLayerFast(layer)
-	if err != nil || len(tools) != 1 || tools[0].Title != "Demo Echo" {
-		t.Fatalf("current bundle: %v %v", tools, err)
+	l, err := loadLayerFast(layer)
+	if err != nil || len(l.Tools) != 1 || l.Tools[0].Title != "Demo Echo" {
+		t.Fatalf("current bundle: %v %v", l, err)
 	}
 	// Edit the source without regenerating: the edit is what loads.
 	layer["tools/demo.echo.yaml"] = &fstest.MapFile{Data: bytes.Replace([]byte(baseTool), []byte("title: Demo Echo"), []byte("title: Edited"), 1)}
-	tools, _, err = loadLayerFast(layer)
-	if err != nil || tools[0].Title != "Edited" {
-		t.Fatalf("stale bundle was used: %v %v", tools[0].Title, err)
+	l, err = loadLayerFast(layer)
+	if err != nil || l.Tools[0].Title != "Edited" {
+		t.Fatalf("stale bundle was used: %v %v", l, err)
 	}
 	// Garbage bundle: sources.
 	layer[BundleFile] = &fstest.MapFile{Data: []byte("{not json")}
-	if tools, _, err = loadLayerFast(layer); err != nil || tools[0].Title != "Edited" {
+	if l, err = loadLayerFast(layer); err != nil || l.Tools[0].Title != "Edited" {
 		t.Fatalf("garbage bundle: %v", err)
 	}
 }

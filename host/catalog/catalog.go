@@ -1,5 +1,5 @@
-// Package catalog turns fluxgit's spec tree (tool and resource files kept as
-// data, see package spec) into the catalog the host serves.
+// Package catalog turns fluxgit's spec tree (tool, resource and prompt files
+// kept as data, see package spec) into the catalog the host serves.
 //
 // Load reads one or more spec layers, checks every file against its
 // metaschema (package schemas), inlines every $ref so that each tool's
@@ -92,6 +92,20 @@ type Resource struct {
 	MimeType    string
 	Provider    string
 	File        string // spec file, relative to its layer root
+	// Complete lists the variables of URITemplate whose values the
+	// provider completes (completion/complete with ref/resource).
+	Complete []string `json:",omitempty"`
+}
+
+// Completable reports whether the provider completes the template variable
+// arg.
+func (r *Resource) Completable(arg string) bool {
+	for _, c := range r.Complete {
+		if c == arg {
+			return true
+		}
+	}
+	return false
 }
 
 // Catalog is the merged result of all spec layers.
@@ -103,8 +117,11 @@ type Catalog struct {
 	Resources []*Resource
 	// Templates are resources with a URITemplate, sorted by URITemplate.
 	Templates []*Resource
+	// Prompts sorted by Name.
+	Prompts []*Prompt
 
-	byName map[string]*Tool
+	byName       map[string]*Tool
+	promptByName map[string]*Prompt
 }
 
 // Tool returns the tool called name.
@@ -121,9 +138,42 @@ func (c *Catalog) Tool(name string) (*Tool, bool) {
 	return nil, false
 }
 
+// Prompt returns the prompt called name.
+func (c *Catalog) Prompt(name string) (*Prompt, bool) {
+	if c.promptByName != nil {
+		p, ok := c.promptByName[name]
+		return p, ok
+	}
+	for _, p := range c.Prompts {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// Template returns the resource template whose URITemplate is exactly
+// uriTemplate (what completion/complete names in ref/resource).
+func (c *Catalog) Template(uriTemplate string) (*Resource, bool) {
+	i := sort.Search(len(c.Templates), func(i int) bool { return c.Templates[i].URITemplate >= uriTemplate })
+	if i < len(c.Templates) && c.Templates[i].URITemplate == uriTemplate {
+		return c.Templates[i], true
+	}
+	for _, r := range c.Templates { // a hand-built, unsorted catalog
+		if r.URITemplate == uriTemplate {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
 // Restrict removes, in place, every tool for which keep returns false (for
 // example tools whose provider is not installed), preserving listing order.
-// Resources are not affected.
+// Prompts follow their provider: a prompt is removed when keep refuses a
+// stand-in tool that carries only the prompt's Provider (and File), which is
+// what a filter by provider — the use Restrict exists for — decides on. Use
+// RestrictPrompts to filter prompts by other criteria. Resources are not
+// affected.
 func (c *Catalog) Restrict(keep func(*Tool) bool) {
 	kept := c.Tools[:0]
 	for _, t := range c.Tools {
@@ -135,10 +185,26 @@ func (c *Catalog) Restrict(keep func(*Tool) bool) {
 	}
 	clear(c.Tools[len(kept):])
 	c.Tools = kept
+	c.RestrictPrompts(func(p *Prompt) bool { return keep(&Tool{Provider: p.Provider, File: p.File}) })
+}
+
+// RestrictPrompts removes, in place, every prompt for which keep returns
+// false, preserving name order.
+func (c *Catalog) RestrictPrompts(keep func(*Prompt) bool) {
+	kept := c.Prompts[:0]
+	for _, p := range c.Prompts {
+		if keep(p) {
+			kept = append(kept, p)
+		} else if c.promptByName != nil {
+			delete(c.promptByName, p.Name)
+		}
+	}
+	clear(c.Prompts[len(kept):])
+	c.Prompts = kept
 }
 
 // Providers returns the sorted, de-duplicated providers named by the tools,
-// resources and templates of the catalog.
+// resources, templates and prompts of the catalog.
 func (c *Catalog) Providers() []string {
 	seen := map[string]bool{}
 	var out []string
@@ -157,16 +223,20 @@ func (c *Catalog) Providers() []string {
 	for _, r := range c.Templates {
 		add(r.Provider)
 	}
+	for _, p := range c.Prompts {
+		add(p.Provider)
+	}
 	sort.Strings(out)
 	return out
 }
 
 // Load builds the catalog from spec layers. Each layer is the root of a spec
-// tree (tools/, fragments/, resources/; any of them may be missing). With no
-// layers, the embedded spec.FS is loaded.
+// tree (tools/, fragments/, resources/, prompts/; any of them may be
+// missing). With no layers, the embedded spec.FS is loaded.
 //
-// A tool in a later layer replaces the tool of the same name from earlier
-// layers; a resource replaces the one with the same URI or URI template.
+// A tool or prompt in a later layer replaces the tool or prompt of the same
+// name from earlier layers; a resource replaces the one with the same URI or
+// URI template.
 // $refs resolve within the layer of the referring file. Every file must
 // match its metaschema and every $ref must resolve without cycles; all
 // problems found are returned together. Load does not apply the authoring
@@ -177,18 +247,22 @@ func Load(layers ...fs.FS) (*Catalog, error) {
 	}
 	tools := map[string]*Tool{}
 	resources := map[string]*Resource{}
+	prompts := map[string]*Prompt{}
 	var errs []error
 	for i, layer := range layers {
-		lt, lr, err := loadLayerFast(layer)
+		l, err := loadLayerFast(layer)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("spec layer %d: %w", i, err))
 			continue
 		}
-		for _, t := range lt {
+		for _, t := range l.Tools {
 			tools[t.Name] = t
 		}
-		for _, r := range lr {
+		for _, r := range l.Resources {
 			resources[resourceKey(r)] = r
+		}
+		for _, p := range l.Prompts {
+			prompts[p.Name] = p
 		}
 	}
 	if len(errs) > 0 {
@@ -210,6 +284,12 @@ func Load(layers ...fs.FS) (*Catalog, error) {
 	}
 	sort.Slice(c.Resources, func(i, j int) bool { return c.Resources[i].URI < c.Resources[j].URI })
 	sort.Slice(c.Templates, func(i, j int) bool { return c.Templates[i].URITemplate < c.Templates[j].URITemplate })
+	c.promptByName = make(map[string]*Prompt, len(prompts))
+	for _, p := range prompts {
+		c.Prompts = append(c.Prompts, p)
+		c.promptByName[p.Name] = p
+	}
+	sort.Slice(c.Prompts, func(i, j int) bool { return c.Prompts[i].Name < c.Prompts[j].Name })
 	return c, nil
 }
 
@@ -233,8 +313,9 @@ func resourceKey(r *Resource) string {
 	return "uri " + r.URI
 }
 
-// loadLayer loads the tools and resources of one spec tree.
-func loadLayer(fsys fs.FS) ([]*Tool, []*Resource, error) {
+// loadLayer loads the tools, resources and prompts of one spec tree (the
+// result has no Digest).
+func loadLayer(fsys fs.FS) (*bundle, error) {
 	src := newDocSource(fsys)
 	in := newInliner(src)
 	var errs []error
@@ -242,17 +323,21 @@ func loadLayer(fsys fs.FS) ([]*Tool, []*Resource, error) {
 
 	toolFiles, err := specFiles(fsys, "tools")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	resFiles, err := specFiles(fsys, "resources")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	fragFiles, err := specFiles(fsys, "fragments")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	src.prefetch(append(append(append([]string{}, toolFiles...), resFiles...), fragFiles...))
+	promptFiles, err := specFiles(fsys, "prompts")
+	if err != nil {
+		return nil, err
+	}
+	src.prefetch(append(append(append(append([]string{}, toolFiles...), resFiles...), fragFiles...), promptFiles...))
 
 	var tools []*Tool
 	seen := map[string]string{}
@@ -300,10 +385,35 @@ func loadLayer(fsys fs.FS) ([]*Tool, []*Resource, error) {
 		seenRes[key] = file
 		resources = append(resources, r)
 	}
-	if len(errs) > 0 {
-		return nil, nil, errors.Join(errs...)
+
+	var prompts []*Prompt
+	seenPrompt := map[string]string{}
+	for _, file := range promptFiles {
+		doc, err := src.doc(file)
+		if err != nil {
+			fail(file, err)
+			continue
+		}
+		if err := promptMeta.check(doc); err != nil {
+			fail(file, err)
+			continue
+		}
+		p, err := buildPrompt(file, doc.(*object))
+		if err != nil {
+			fail(file, err)
+			continue
+		}
+		if prev, dup := seenPrompt[p.Name]; dup {
+			fail(file, fmt.Errorf("prompt %s is also defined in %s", p.Name, prev))
+			continue
+		}
+		seenPrompt[p.Name] = file
+		prompts = append(prompts, p)
 	}
-	return tools, resources, nil
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &bundle{Tools: tools, Resources: resources, Prompts: prompts}, nil
 }
 
 // specFiles lists the *.yaml and *.yml files below dir (recursively), sorted.
@@ -398,7 +508,7 @@ func inlineInto(in *inliner, file, key string, dst *json.RawMessage) (any, error
 }
 
 func buildResource(file string, doc *object) *Resource {
-	return &Resource{
+	r := &Resource{
 		URI:         doc.str("uri"),
 		URITemplate: doc.str("uriTemplate"),
 		Name:        doc.str("name"),
@@ -408,6 +518,10 @@ func buildResource(file string, doc *object) *Resource {
 		Provider:    doc.str("provider"),
 		File:        file,
 	}
+	if l := stringList(toPlain(doc.vals["complete"])); len(l) > 0 {
+		r.Complete = l
+	}
+	return r
 }
 
 func boolPtr(o *object, key string) *bool {

@@ -23,27 +23,31 @@ func (f Finding) String() string { return f.File + ": " + f.Rule + ": " + f.Mess
 const (
 	// RuleParse: a spec or fragment file is not valid YAML/JSON data.
 	RuleParse = "parse"
-	// RuleMetaschema: a tool or resource file does not match
-	// schemas/tool.schema.json or schemas/resource.schema.json.
+	// RuleMetaschema: a tool, resource or prompt file does not match
+	// schemas/tool.schema.json, schemas/resource.schema.json or
+	// schemas/prompt.schema.json.
 	RuleMetaschema = "metaschema"
 	// RuleSchemaCompile: an input or output schema has a $ref that does not
 	// resolve within the tree (or is cyclic), or does not compile offline.
 	RuleSchemaCompile = "schema-compile"
-	// RuleNamePattern: a tool name does not match ToolNamePattern.
+	// RuleNamePattern: a tool name does not match ToolNamePattern, or a
+	// prompt name PromptNamePattern.
 	RuleNamePattern = "name-pattern"
-	// RuleNameUnique: two tools share a name (or two resources a URI).
+	// RuleNameUnique: two tools or two prompts share a name, two resources
+	// a URI, or two arguments of one prompt a name.
 	RuleNameUnique = "name-unique"
-	// RuleFileName: a tool file is not named <name>.yaml.
+	// RuleFileName: a tool or prompt file is not named <name>.yaml.
 	RuleFileName = "file-name"
-	// RuleDescription: a tool, a resource, or a property of an input or
-	// output schema (at any depth) has no description.
+	// RuleDescription: a tool, a resource, a prompt, a prompt argument, or a
+	// property of an input or output schema (at any depth) has no
+	// description.
 	RuleDescription = "description"
 	// RuleReadOnlyHint: a tool does not state annotations.readOnlyHint.
 	RuleReadOnlyHint = "read-only-hint"
 	// RuleReadOnlyDestructive: a read-only tool states destructiveHint.
 	RuleReadOnlyDestructive = "read-only-destructive"
-	// RuleProviderUnknown: a tool or resource names a provider that is not
-	// in the known list.
+	// RuleProviderUnknown: a tool, resource or prompt names a provider that
+	// is not in the known list.
 	RuleProviderUnknown = "provider-unknown"
 	// RuleInputClosed: an inputSchema does not set additionalProperties:
 	// false at its top level.
@@ -63,7 +67,18 @@ const (
 	// …Dir — or its description) has no x-fluxgit-path mark, at any depth;
 	// or a mark names an unknown kind, sits on a non-string schema, or
 	// appears in an outputSchema. Fragment $defs are held to the same rule.
+	// A prompt argument that looks like a path needs a path kind.
 	RulePathMark = "path-mark"
+	// RulePromptTemplate: a prompt message template does not parse,
+	// references something other than a declared argument ({{.name}} or
+	// {{$.name}}), fails to execute, or renders no message at all when only
+	// the required arguments are given.
+	RulePromptTemplate = "prompt-template"
+	// RuleComplete: a prompt argument is marked complete: true but the
+	// prompt names no provider to answer the completion; or a resource's
+	// complete list is set on a fixed uri, or names a variable its
+	// uriTemplate does not have.
+	RuleComplete = "complete"
 )
 
 // ToolNamePattern is the pattern every tool name must match.
@@ -80,6 +95,7 @@ func Lint(fsys fs.FS, knownProviders []string) []Finding {
 	l.in = newInliner(l.src)
 	l.tools()
 	l.resources()
+	l.prompts()
 	l.fragments()
 	sort.SliceStable(l.findings, func(i, j int) bool {
 		a, b := l.findings[i], l.findings[j]
@@ -435,6 +451,7 @@ func (l *linter) resources() {
 		if !l.knownProvider(r.Provider) {
 			l.add(file, RuleProviderUnknown, "provider %q is not one of %s", r.Provider, strings.Join(l.known, ", "))
 		}
+		l.resourceComplete(file, r)
 		if r.URI != "" || r.URITemplate != "" {
 			key := resourceKey(r)
 			uris[key] = append(uris[key], file)

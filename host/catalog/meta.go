@@ -17,6 +17,7 @@ type metaschema struct {
 var (
 	toolMeta     = &metaschema{file: "tool.schema.json"}
 	resourceMeta = &metaschema{file: "resource.schema.json"}
+	promptMeta   = &metaschema{file: "prompt.schema.json"}
 )
 
 func (m *metaschema) compiled() (*jsonschema.Schema, any, error) {

@@ -175,9 +175,9 @@ func TestPathMarksServedStripped(t *testing.T) {
 	for k, v := range files {
 		layer[k] = v
 	}
-	tools, _, err := loadLayerFast(layer)
-	if err != nil || len(tools) != 1 || !reflect.DeepEqual(tools[0].Paths, want) {
-		t.Fatalf("bundle: %v %+v", err, tools)
+	l, err := loadLayerFast(layer)
+	if err != nil || len(l.Tools) != 1 || !reflect.DeepEqual(l.Tools[0].Paths, want) {
+		t.Fatalf("bundle: %v %+v", err, l)
 	}
 }
 
