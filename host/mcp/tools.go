@@ -166,7 +166,13 @@ func (s *Server) toolsCall(ctx context.Context, rq *request, p params) (res json
 		rq.finish()
 	}
 	if err != nil {
-		var f *wire.Failure
+		var (
+			f  *wire.Failure
+			re *rpcError
+		)
+		if errors.As(err, &re) {
+			return nil, false, re // the host's own refusal (a bad requestState)
+		}
 		if errors.As(err, &f) {
 			if f.Kind == wire.KindInvalidArgument {
 				return s.argumentRefused(tool, g, msgInvalidParams, f.Details)
