@@ -38,7 +38,7 @@ func FuzzStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out, _, s := serveStream(t, data, 2*fuzzFrameCap, WithMaxFrameSize(fuzzFrameCap))
 		checkOutput(t, out, fuzzFrameCap)
-		if n := s.ids.len(); n != 0 {
+		if n := s.env.ids.len(); n != 0 {
 			t.Errorf("%d id substitutions left after every request was answered", n)
 		}
 	})

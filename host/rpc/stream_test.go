@@ -278,7 +278,7 @@ func TestIDMapping(t *testing.T) {
 	if len(reqs) != 5 {
 		t.Fatalf("read %d requests", len(reqs))
 	}
-	if got := s.ids.len(); got != 3 {
+	if got := s.env.ids.len(); got != 3 {
 		t.Errorf("%d substitutions in flight, want 3", got)
 	}
 	// Substituted ids are private strings; others are as sent.
@@ -348,7 +348,7 @@ func TestIDMapping(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out.String(), want)
 	}
-	if got := s.ids.len(); got != 0 {
+	if got := s.env.ids.len(); got != 0 {
 		t.Errorf("%d substitutions left, want 0", got)
 	}
 	if _, ok := s.HandlerID(json.RawMessage("-5")); ok {
