@@ -599,8 +599,9 @@ func classifyID(raw []byte) idClass {
 }
 
 // decodeIDString decodes a JSON string token. canonical reports whether raw
-// is exactly what encoding/json writes for the value, i.e. whether jsonrpc2
-// echoes it byte-exactly. ok is false when the value exceeds MaxIDBytes.
+// is exactly what Outbound writes for the value (encoding/json's spelling
+// with '<', '>' and '&' unescaped), i.e. whether the id goes back to the
+// client byte-exactly. ok is false when the value exceeds MaxIDBytes.
 func decodeIDString(raw []byte) (v string, canonical, ok bool) {
 	inner := raw[1 : len(raw)-1]
 	if len(inner) > 6*MaxIDBytes { // an escape is at most 6 bytes per decoded byte
@@ -615,7 +616,7 @@ func decodeIDString(raw []byte) (v string, canonical, ok bool) {
 	if err := json.Unmarshal(raw, &v); err != nil || len(v) > MaxIDBytes {
 		return "", false, false
 	}
-	again, err := json.Marshal(v)
+	again, err := Marshal(v)
 	return v, err == nil && bytes.Equal(again, raw), true
 }
 

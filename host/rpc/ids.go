@@ -88,8 +88,17 @@ func (t *idTable) restoreID(id jsonrpc2.ID) (raw []byte, known bool) {
 	if n, ok := privateNumber(id); ok {
 		return t.release(n)
 	}
-	b, err := json.Marshal(id)
+	b, err := idJSON(id)
 	return b, err == nil
+}
+
+// idJSON spells id as Outbound writes it: jsonrpc2.ID's own encoding
+// escapes '<', '>' and '&', which Outbound undoes.
+func idJSON(id jsonrpc2.ID) ([]byte, error) {
+	if id.IsString {
+		return Marshal(id.Str)
+	}
+	return strconv.AppendUint(nil, id.Num, 10), nil
 }
 
 func (t *idTable) len() int {
@@ -120,7 +129,7 @@ func (e *Envelope) OriginalID(id jsonrpc2.ID) json.RawMessage {
 		}
 		return bytes.Clone(raw)
 	}
-	b, err := json.Marshal(id)
+	b, err := idJSON(id)
 	if err != nil {
 		return nil
 	}
@@ -132,7 +141,8 @@ func (e *Envelope) OriginalID(id jsonrpc2.ID) json.RawMessage {
 // which that request was handed to a handler. Ids are compared by value:
 // "7" and "\u0037" are the same string, -5 is -5. ok is false when clientID
 // is not a valid request id, or when it is one that would have been
-// substituted and no such request is in flight. For ids that pass through
+// substituted whatever its spelling (a negative or huge integer, a string
+// with the private prefix) and no such request is in flight. For ids that pass through
 // unchanged the stream keeps no record, so ok is true whether or not the
 // request is still running: the caller's in-flight table decides.
 func (e *Envelope) HandlerID(clientID json.RawMessage) (jsonrpc2.ID, bool) {
@@ -150,11 +160,13 @@ func (e *Envelope) HandlerID(clientID json.RawMessage) (jsonrpc2.ID, bool) {
 	if found {
 		return privateID(n), true
 	}
+	if raw[0] == '"' && !hasPrivatePrefix(cls.str) {
+		// Another spelling of a string that, spelled canonically, passes
+		// through.
+		return jsonrpc2.ID{Str: cls.str, IsString: true}, true
+	}
 	if cls.kind != idPassThrough {
 		return jsonrpc2.ID{}, false
-	}
-	if raw[0] == '"' {
-		return jsonrpc2.ID{Str: cls.str, IsString: true}, true
 	}
 	num, err := strconv.ParseUint(string(raw), 10, 64)
 	if err != nil {
