@@ -195,7 +195,9 @@ func TestPipeConnNumberedCall(t *testing.T) {
 	p := newPipeServer(t, nil)
 	done := make(chan error, 1)
 	var res string
-	go func() { done <- p.conn.Call(context.Background(), "elicitation/create", map[string]int{"maxTokens": 5}, &res) }()
+	go func() {
+		done <- p.conn.Call(context.Background(), "elicitation/create", map[string]int{"maxTokens": 5}, &res)
+	}()
 	id := p.outgoingRequest("elicitation/create")
 	p.send(`{"jsonrpc":"2.0","id":` + strconv.FormatUint(id, 10) + `,"result":"accepted"}` + "\n")
 	if err := <-done; err != nil || res != "accepted" {

@@ -24,6 +24,7 @@ const (
 	Drop
 )
 
+// String names the action for logs and test failures.
 func (a Action) String() string {
 	switch a {
 	case Deliver:

@@ -288,8 +288,8 @@ func (t *outTable) len() int {
 }
 
 // ForgetOutgoing stops waiting for the response to the request this side
-// sent with id, for a call abandoned by timeout or cancellation: jsonrpc2
-// no longer wants the answer, so a late one is dropped. It is a no-op for
+// sent with id, for a call abandoned by timeout or cancellation: its Call
+// has returned and nothing reads the answer, so a late one is dropped. It is a no-op for
 // an id that is not awaited (already answered, or a string id).
 func (e *Envelope) ForgetOutgoing(id jsonrpc2.ID) {
 	if !id.IsString {
