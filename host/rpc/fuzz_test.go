@@ -29,6 +29,12 @@ var fuzzSeeds = []string{
 	strings.Repeat("x", fuzzFrameCap+3) + "\n" + req("1", "a"),
 	`{"jsonrpc":"2.0","id":"` + strings.Repeat("\\u00e9", 200) + `","method":"a"}` + "\n",
 	"\xff\xfe{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"\xff\"}\n",
+	// Responses to the server's own requests ("ask" makes it send client/ask
+	// with ids 0, 1, …): good, error, forged, malformed, repeated.
+	req("1", "ask") + "\n" + `{"jsonrpc":"2.0","id":0,"result":{"a":1}}` + "\n" + `{"jsonrpc":"2.0","id":0,"result":2}` + "\n" +
+		req("2", "ask") + "\n" + `{"jsonrpc":"2.0","id":"1","result":{}}` + "\n" + `{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}}` + "\n",
+	req("1", "ask") + "\n" + req("2", "ask") + "\n" + `{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"no","data":[1e400]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":0,"error":{"code":1.5,"message":"x"}}` + "\n" + `{"id":7,"result":null}` + "\n",
 }
 
 func FuzzStream(f *testing.F) {
@@ -38,7 +44,7 @@ func FuzzStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out, _, s := serveStream(t, data, 2*fuzzFrameCap, WithMaxFrameSize(fuzzFrameCap))
 		checkOutput(t, out, fuzzFrameCap)
-		if n := s.ids.len(); n != 0 {
+		if n := s.env.ids.len(); n != 0 {
 			t.Errorf("%d id substitutions left after every request was answered", n)
 		}
 	})
@@ -72,6 +78,13 @@ func checkOutput(t *testing.T, out []byte, frameCap int) {
 		}
 		if string(m["jsonrpc"]) != `"2.0"` {
 			fail(`jsonrpc is not "2.0"`)
+		}
+		if method, isRequest := m["method"]; isRequest {
+			// The server's own request ("ask"): an integer id, no result/error.
+			if _, ok := outgoingIDOf(m["id"]); !ok || string(method) != `"client/ask"` || m["result"] != nil || m["error"] != nil {
+				fail("malformed outgoing request")
+			}
+			continue
 		}
 		id, hasID := m["id"]
 		if !hasID {

@@ -27,6 +27,8 @@ type echoResult struct {
 // echoHandler answers requests for tests:
 //   - "big" {"size":N}: a result holding an N-byte string;
 //   - "unmarshalable": a response whose result is not JSON;
+//   - "ask": first sends the client a request ("client/ask", numbered by
+//     jsonrpc2, not waited for), then replies with echoResult;
 //   - anything else: echoResult.
 //
 // Notifications are recorded and never answered.
@@ -34,8 +36,23 @@ type echoHandler struct {
 	stream *Stream
 	bigCap int // caps "big" sizes when > 0
 
-	mu     sync.Mutex
-	notifs []string
+	mu        sync.Mutex
+	notifs    []string
+	responses int // client responses jsonrpc2 received
+	stray     int // of those, ones jsonrpc2 had no waiting call for, or malformed
+}
+
+// onRecv counts the client responses the stream delivered to jsonrpc2.
+func (h *echoHandler) onRecv(req *jsonrpc2.Request, resp *jsonrpc2.Response) {
+	if resp == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.responses++
+	if req == nil || (resp.Result == nil) == (resp.Error == nil) {
+		h.stray++
+	}
 }
 
 func (h *echoHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
@@ -56,6 +73,12 @@ func (h *echoHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *json
 			p.Size = min(p.Size, h.bigCap)
 		}
 		_ = conn.Reply(ctx, req.ID, strings.Repeat("x", p.Size))
+	case "ask":
+		if _, err := conn.DispatchCall(ctx, "client/ask", map[string]string{"q": "?"}); err != nil {
+			_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: internal, Message: err.Error()})
+			return
+		}
+		_ = conn.Reply(ctx, req.ID, echoResult{Method: req.Method, Orig: hexBytes(h.stream.OriginalID(req.ID)), HandlerID: req.ID.String()})
 	case "unmarshalable":
 		bad := json.RawMessage(`{not json`)
 		_ = conn.SendResponse(ctx, &jsonrpc2.Response{ID: req.ID, Result: &bad})
@@ -104,11 +127,17 @@ func serveStream(tb testing.TB, input []byte, bigCap int, opts ...Option) (out [
 	opts = append([]Option{WithLogger(nil)}, opts...)
 	s = NewStream(bytes.NewReader(input), &buf, opts...)
 	h := &echoHandler{stream: s, bigCap: bigCap}
-	conn := jsonrpc2.NewConn(context.Background(), s, h, quietConn)
+	conn := jsonrpc2.NewConn(context.Background(), s, h, quietConn, jsonrpc2.OnRecv(h.onRecv))
 	select {
 	case <-conn.DisconnectNotify():
 	case <-time.After(20 * time.Second):
 		tb.Fatalf("stream did not finish reading %d bytes of input", len(input))
+	}
+	h.mu.Lock()
+	stray := h.stray
+	h.mu.Unlock()
+	if stray != 0 {
+		tb.Errorf("%d responses reached jsonrpc2 without a waiting call or malformed", stray)
 	}
 	return buf.Bytes(), h.notifications(), s
 }

@@ -2,7 +2,9 @@ package rpc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,8 +88,17 @@ func (t *idTable) restoreID(id jsonrpc2.ID) (raw []byte, known bool) {
 	if n, ok := privateNumber(id); ok {
 		return t.release(n)
 	}
-	b, err := json.Marshal(id)
+	b, err := idJSON(id)
 	return b, err == nil
+}
+
+// idJSON spells id as Outbound writes it: jsonrpc2.ID's own encoding
+// escapes '<', '>' and '&', which Outbound undoes.
+func idJSON(id jsonrpc2.ID) ([]byte, error) {
+	if id.IsString {
+		return Marshal(id.Str)
+	}
+	return strconv.AppendUint(nil, id.Num, 10), nil
 }
 
 func (t *idTable) len() int {
@@ -100,9 +111,9 @@ func (t *idTable) len() int {
 // answered (MCP asks servers not to answer a cancelled request). Without it a
 // substitution lives until a response carrying id is written. It is a no-op
 // for ids that were not substituted or are no longer in flight.
-func (s *Stream) Forget(id jsonrpc2.ID) {
+func (e *Envelope) Forget(id jsonrpc2.ID) {
 	if n, ok := privateNumber(id); ok {
-		s.ids.release(n)
+		e.ids.release(n)
 	}
 }
 
@@ -110,15 +121,15 @@ func (s *Stream) Forget(id jsonrpc2.ID) {
 // that jsonrpc2 handed to a handler with id. For ids that were not
 // substituted this is simply id's JSON encoding. It returns nil for a
 // substituted id that is no longer in flight (its response was written).
-func (s *Stream) OriginalID(id jsonrpc2.ID) json.RawMessage {
+func (e *Envelope) OriginalID(id jsonrpc2.ID) json.RawMessage {
 	if n, ok := privateNumber(id); ok {
-		raw, ok := s.ids.lookup(n)
+		raw, ok := e.ids.lookup(n)
 		if !ok {
 			return nil
 		}
 		return bytes.Clone(raw)
 	}
-	b, err := json.Marshal(id)
+	b, err := idJSON(id)
 	if err != nil {
 		return nil
 	}
@@ -130,10 +141,11 @@ func (s *Stream) OriginalID(id jsonrpc2.ID) json.RawMessage {
 // which that request was handed to a handler. Ids are compared by value:
 // "7" and "\u0037" are the same string, -5 is -5. ok is false when clientID
 // is not a valid request id, or when it is one that would have been
-// substituted and no such request is in flight. For ids that pass through
+// substituted whatever its spelling (a negative or huge integer, a string
+// with the private prefix) and no such request is in flight. For ids that pass through
 // unchanged the stream keeps no record, so ok is true whether or not the
 // request is still running: the caller's in-flight table decides.
-func (s *Stream) HandlerID(clientID json.RawMessage) (jsonrpc2.ID, bool) {
+func (e *Envelope) HandlerID(clientID json.RawMessage) (jsonrpc2.ID, bool) {
 	raw := trimSpace(clientID)
 	if len(raw) == 0 || !json.Valid(raw) {
 		return jsonrpc2.ID{}, false
@@ -142,17 +154,19 @@ func (s *Stream) HandlerID(clientID json.RawMessage) (jsonrpc2.ID, bool) {
 	if cls.kind == idInvalid {
 		return jsonrpc2.ID{}, false
 	}
-	s.ids.mu.Lock()
-	n, found := s.ids.byKey[cls.key]
-	s.ids.mu.Unlock()
+	e.ids.mu.Lock()
+	n, found := e.ids.byKey[cls.key]
+	e.ids.mu.Unlock()
 	if found {
 		return privateID(n), true
 	}
+	if raw[0] == '"' && !hasPrivatePrefix(cls.str) {
+		// Another spelling of a string that, spelled canonically, passes
+		// through.
+		return jsonrpc2.ID{Str: cls.str, IsString: true}, true
+	}
 	if cls.kind != idPassThrough {
 		return jsonrpc2.ID{}, false
-	}
-	if raw[0] == '"' {
-		return jsonrpc2.ID{Str: cls.str, IsString: true}, true
 	}
 	num, err := strconv.ParseUint(string(raw), 10, 64)
 	if err != nil {
@@ -209,4 +223,98 @@ func privateIDInJSON(v []byte) (uint64, bool) {
 		return 0, false
 	}
 	return parsePrivate(str)
+}
+
+// MaxPendingOutgoing bounds the requests sent to the peer that await a
+// response. Recording one more forgets the oldest, whose response is then
+// dropped: a backstop against a caller that abandons calls without
+// ForgetOutgoing, so the set cannot grow without limit.
+const MaxPendingOutgoing = 1024
+
+// outTable records the ids of requests this side sent that await a response.
+type outTable struct {
+	mu      sync.Mutex
+	order   uint64            // recording counter, for eviction
+	pending map[uint64]uint64 // request id → when it was recorded
+	next    uint64            // the last id Call picked
+}
+
+func (t *outTable) init() { t.pending = make(map[uint64]uint64) }
+
+// add records id. When MaxPendingOutgoing are recorded it forgets the oldest
+// and reports it. An id already awaiting a response is an error: the two
+// responses could not be told apart.
+func (t *outTable) add(id uint64) (evicted uint64, didEvict bool, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, dup := t.pending[id]; dup {
+		return 0, false, fmt.Errorf("rpc: outgoing request id %d already awaits a response; pick ids either through Envelope.Call or through jsonrpc2, not both", id)
+	}
+	if len(t.pending) >= MaxPendingOutgoing {
+		oldest := ^uint64(0)
+		for k, at := range t.pending {
+			if at < oldest {
+				oldest, evicted = at, k
+			}
+		}
+		delete(t.pending, evicted)
+		didEvict = true
+	}
+	t.order++
+	t.pending[id] = t.order
+	return evicted, didEvict, nil
+}
+
+// take removes id and reports whether it awaited a response.
+func (t *outTable) take(id uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.pending[id]
+	delete(t.pending, id)
+	return ok
+}
+
+func (t *outTable) nextID() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.next++
+	return t.next
+}
+
+func (t *outTable) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pending)
+}
+
+// ForgetOutgoing stops waiting for the response to the request this side
+// sent with id, for a call abandoned by timeout or cancellation: its Call
+// has returned and nothing reads the answer, so a late one is dropped. It is a no-op for
+// an id that is not awaited (already answered, or a string id).
+func (e *Envelope) ForgetOutgoing(id jsonrpc2.ID) {
+	if !id.IsString {
+		e.out.take(id.Num)
+	}
+}
+
+// Call sends a request to the peer through conn (a jsonrpc2.Conn running
+// over this Envelope's transport) and waits for its response, decoding the
+// result into result as conn.Call does. The id is picked here, so send every
+// request on the connection through Call: ids jsonrpc2 picks itself would
+// collide with these. Whatever the outcome, the id no longer awaits a
+// response when Call returns; it is returned so that the caller can tell the
+// peer a request it abandoned is cancelled (MCP notifications/cancelled,
+// params.requestId). Errors wrap ctx.Err() when ctx ended first, a
+// *jsonrpc2.Error when the peer answered with an error (InvalidResponseMessage
+// when its answer was malformed), or a write or decode error.
+func (e *Envelope) Call(ctx context.Context, conn *jsonrpc2.Conn, method string, params, result any) (jsonrpc2.ID, error) {
+	id := jsonrpc2.ID{Num: e.out.nextID()}
+	if err := ctx.Err(); err != nil {
+		return id, fmt.Errorf("rpc: %s not sent: %w", method, err)
+	}
+	defer e.ForgetOutgoing(id)
+	if err := conn.Call(ctx, method, params, result, jsonrpc2.PickID(id)); err != nil {
+		return id, fmt.Errorf("rpc: %s (request %d): %w", method, id.Num, err)
+	}
+	return id, nil
 }

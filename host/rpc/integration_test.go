@@ -192,7 +192,7 @@ func TestPipeIDs(t *testing.T) {
 			t.Errorf("id %s not echoed exactly: %s", id, r.line)
 		}
 	}
-	if n := p.stream.ids.len(); n != 0 {
+	if n := p.stream.env.ids.len(); n != 0 {
 		t.Errorf("%d substitutions left after all responses", n)
 	}
 }

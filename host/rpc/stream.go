@@ -2,9 +2,9 @@ package rpc
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"os"
@@ -40,47 +40,66 @@ const (
 	keepLineBuffer = 1 << 20
 )
 
-// Option configures a Stream.
-type Option func(*Stream)
+// Option configures a Stream or an Envelope.
+type Option func(*config)
+
+type config struct {
+	max  int
+	logf func(format string, args ...any)
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		max:  DefaultMaxFrameSize,
+		logf: log.New(os.Stderr, "fluxgit rpc: ", log.LstdFlags).Printf,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
 
 // WithMaxFrameSize sets the frame cap for input and output (default
 // DefaultMaxFrameSize). Values ≤ 0 keep the default.
 func WithMaxFrameSize(n int) Option {
-	return func(s *Stream) {
+	return func(c *config) {
 		if n > 0 {
-			s.max = n
+			c.max = n
 		}
 	}
 }
 
 // WithLogger sends diagnostics to l (default: os.Stderr). A nil l discards them.
 func WithLogger(l *log.Logger) Option {
-	return func(s *Stream) {
+	return func(c *config) {
 		if l == nil {
-			s.logf = func(string, ...any) {}
+			c.logf = func(string, ...any) {}
 			return
 		}
-		s.logf = l.Printf
+		c.logf = l.Printf
 	}
 }
 
 // WithLogFunc sends diagnostics to f. A nil f discards them.
 func WithLogFunc(f func(format string, args ...any)) Option {
-	return func(s *Stream) {
+	return func(c *config) {
 		if f == nil {
 			f = func(string, ...any) {}
 		}
-		s.logf = f
+		c.logf = f
 	}
 }
 
 // Stream is a jsonrpc2.ObjectStream over a byte stream (normally stdin and
-// stdout). ReadObject must be called from one goroutine at a time (jsonrpc2
-// does); WriteObject, WriteError, OriginalID and HandlerID are safe for
-// concurrent use.
+// stdout): it delimits frames and writes lines, and leaves every envelope
+// rule to its Envelope. ReadObject must be called from one goroutine at a
+// time (jsonrpc2 does); every other method is safe for concurrent use.
 type Stream struct {
 	max  int
 	logf func(format string, args ...any)
+	env  *Envelope
 
 	// Read side; owned by the ReadObject goroutine.
 	r    *bufio.Reader
@@ -92,8 +111,6 @@ type Stream struct {
 	w       io.Writer
 	flusher interface{ Flush() error }
 
-	ids idTable
-
 	closers   []io.Closer
 	closeOnce sync.Once
 	closeErr  error
@@ -104,9 +121,11 @@ var _ jsonrpc2.ObjectStream = (*Stream)(nil)
 // NewStream returns a Stream reading frames from r and writing messages to w.
 // Close closes r and w when they implement io.Closer.
 func NewStream(r io.Reader, w io.Writer, opts ...Option) *Stream {
+	c := newConfig(opts)
 	s := &Stream{
-		max:  DefaultMaxFrameSize,
-		logf: log.New(os.Stderr, "fluxgit rpc: ", log.LstdFlags).Printf,
+		max:  c.max,
+		logf: c.logf,
+		env:  newEnvelope(c),
 		r:    bufio.NewReaderSize(r, readBufferSize),
 		w:    w,
 	}
@@ -119,23 +138,41 @@ func NewStream(r io.Reader, w io.Writer, opts ...Option) *Stream {
 	if c, ok := w.(io.Closer); ok && (len(s.closers) == 0 || !sameCloser(s.closers[0], c)) {
 		s.closers = append(s.closers, c)
 	}
-	for _, o := range opts {
-		if o != nil {
-			o(s)
-		}
-	}
-	s.ids.init()
 	return s
 }
 
 // MaxFrameSize reports the frame cap in bytes.
 func (s *Stream) MaxFrameSize() int { return s.max }
 
-// ReadObject reads frames until one is a request or notification that passes
-// the envelope checks, and decodes its canonical form into v. Frames that
-// fail are answered (or, for responses, dropped) and reading continues. It
-// returns io.EOF at the end of input, io.ErrUnexpectedEOF when input ends
-// inside a Content-Length frame, and any other read or write error as is.
+// Envelope returns the Envelope that judges this stream's frames and owns
+// its id tables.
+func (s *Stream) Envelope() *Envelope { return s.env }
+
+// OriginalID is Envelope.OriginalID.
+func (s *Stream) OriginalID(id jsonrpc2.ID) json.RawMessage { return s.env.OriginalID(id) }
+
+// HandlerID is Envelope.HandlerID.
+func (s *Stream) HandlerID(clientID json.RawMessage) (jsonrpc2.ID, bool) {
+	return s.env.HandlerID(clientID)
+}
+
+// Forget is Envelope.Forget.
+func (s *Stream) Forget(id jsonrpc2.ID) { s.env.Forget(id) }
+
+// ForgetOutgoing is Envelope.ForgetOutgoing.
+func (s *Stream) ForgetOutgoing(id jsonrpc2.ID) { s.env.ForgetOutgoing(id) }
+
+// Call is Envelope.Call.
+func (s *Stream) Call(ctx context.Context, conn *jsonrpc2.Conn, method string, params, result any) (jsonrpc2.ID, error) {
+	return s.env.Call(ctx, conn, method, params, result)
+}
+
+// ReadObject reads frames until one is delivered to jsonrpc2 (a request or
+// notification that passes the envelope checks, or a response to a request
+// this side sent), and decodes its canonical form into v. Frames that fail
+// are answered or dropped and reading continues. It returns io.EOF at the
+// end of input, io.ErrUnexpectedEOF when input ends inside a Content-Length
+// frame, and any other read or write error as is.
 func (s *Stream) ReadObject(v any) error {
 	for {
 		frame, err := s.readFrame()
@@ -145,151 +182,64 @@ func (s *Stream) ReadObject(v any) error {
 				return err
 			}
 			s.logf("rejected frame: %s", fe.details)
-			if werr := s.writeError(nil, jsonrpc2.CodeParseError, msgParseError, fe.data()); werr != nil {
+			if werr := s.writeLine(s.env.encodeError(nil, jsonrpc2.CodeParseError, msgParseError, fe.data())); werr != nil {
 				return werr
 			}
 			continue
 		}
 
-		req, rej := s.inspect(frame)
-		if rej != nil {
-			if rej.drop {
-				s.logf("dropped message: %s", rej.details)
-				continue
+		verdict := s.env.Inspect(frame)
+		for verdict.Action == Deliver {
+			err := json.Unmarshal(verdict.Message, v)
+			if err == nil {
+				if verdict.synthesized {
+					s.logf("malformed response delivered as an error: %s", verdict.Details)
+				}
+				return nil
 			}
-			s.logf("rejected message (code %d): %s", rej.code, rej.details)
-			if werr := s.writeError(rej.id, rej.code, rej.message, detailsData{Details: rej.details}); werr != nil {
-				return werr
-			}
-			continue
-		}
-
-		if err := json.Unmarshal(req.canon, v); err != nil {
 			var inv *json.InvalidUnmarshalError
 			if errors.As(err, &inv) {
 				return err // programming error: v is not a non-nil pointer
 			}
-			// jsonrpc2 disagreed with our checks. Answer instead of letting
-			// the connection die, and forget the substitution.
+			// jsonrpc2 disagreed with the envelope checks. Answer instead of
+			// letting the connection die.
 			resetValue(v)
-			if req.sub != 0 {
-				s.ids.release(req.sub)
-			}
-			s.logf("request rejected by decoder: %v", err)
-			if werr := s.writeError(req.id, jsonrpc2.CodeInvalidRequest, msgInvalidRequest, detailsData{Details: err.Error()}); werr != nil {
-				return werr
-			}
+			s.logf("message rejected by decoder: %v", err)
+			verdict = s.env.Refused(verdict, err)
+		}
+		if verdict.Action == Drop {
+			s.logf("dropped message: %s", verdict.Details)
 			continue
 		}
-		return nil
+		s.logf("rejected message (code %d): %s", verdict.Code, verdict.Details)
+		if werr := s.writeLine(verdict.Reply); werr != nil {
+			return werr
+		}
 	}
 }
 
-// WriteObject serializes v (normally a jsonrpc2 message) as one compact line.
-// If v is a response whose id was substituted, the client's original id is
-// written instead. A response larger than the frame cap is replaced by a
-// -32603 error with the same id (retryable:true); a response that cannot be
-// serialized is replaced by -32603 with retryable:false and nil is returned.
-// A non-response that is too large or cannot be serialized is not written and
-// an error is returned.
+// WriteObject writes Envelope.Outbound(v) as one line; see Outbound for what
+// it restores, records, replaces and refuses. A request that cannot be
+// written stops awaiting a response.
 func (s *Stream) WriteObject(v any) error {
-	b, err := Marshal(v)
+	b, reqID, isRequest, err := s.env.outbound(v)
 	if err != nil {
-		id, ok := responseIDOf(v)
-		if !ok {
-			return fmt.Errorf("rpc: marshal message: %w", err)
-		}
-		raw, known := s.ids.restoreID(id)
-		if !known {
-			return fmt.Errorf("rpc: marshal response: %w (and its id %s is not in flight)", err, id)
-		}
-		s.logf("response %s cannot be serialized: %v", raw, err)
-		return s.writeError(raw, jsonrpc2.CodeInternalError, msgInternal, retryData{Details: "the response could not be serialized: " + err.Error(), Retryable: false})
+		return err
 	}
-	// jsonrpc2 encodes results, error data and notification params with
-	// encoding/json's HTML escaping before they reach this writer.
-	return s.send(UnescapeHTML(b))
+	if err := s.writeLine(b); err != nil {
+		if isRequest {
+			s.env.out.take(reqID)
+		}
+		return err
+	}
+	return nil
 }
 
-// send writes b (a compact JSON value produced by encoding/json), restoring
-// a substituted id and enforcing the frame cap.
-func (s *Stream) send(b []byte) error {
-	idStart, idEnd, hasID := findMember(b, "id")
-	if hasID {
-		if n, ok := privateIDInJSON(b[idStart:idEnd]); ok {
-			raw, ok := s.ids.release(n)
-			if !ok {
-				s.logf("message for unknown or already answered request id %d not written", n)
-				return fmt.Errorf("rpc: response for unknown or already answered request (private id %d)", n)
-			}
-			b = splice(b, idStart, idEnd, raw)
-			idEnd = idStart + len(raw)
-		}
-	}
-	if len(b) > s.max || containsNewline(b) {
-		_, _, isRequest := findMember(b, "method")
-		if isRequest || !hasID {
-			s.logf("outgoing message of %d bytes not written: exceeds the %d-byte frame limit or contains a newline", len(b), s.max)
-			return fmt.Errorf("rpc: outgoing message of %d bytes exceeds the %d-byte frame limit", len(b), s.max)
-		}
-		id := b[idStart:idEnd]
-		if len(b) > s.max {
-			s.logf("response %s of %d bytes exceeds the %d-byte frame limit", truncate(id, 64), len(b), s.max)
-			return s.writeError(id, jsonrpc2.CodeInternalError, msgTooLarge, limitData{
-				Details:         fmt.Sprintf("the response serialized to %d bytes, more than the %d-byte frame limit", len(b), s.max),
-				LimitBytes:      s.max,
-				SerializedBytes: len(b),
-				Retryable:       true,
-			})
-		}
-		return s.writeError(id, jsonrpc2.CodeInternalError, msgInternal, retryData{Details: "the response contains a raw line break", Retryable: false})
-	}
-	return s.writeLine(b)
-}
-
-// WriteError writes an error response directly. id is the client's id as
-// JSON, exactly as it should appear on the wire (for a request a handler
-// received, use OriginalID(req.ID)); nil or empty means null. data, if not
-// nil, becomes error.data. Since this answers the request, a substitution
-// recorded for that id (compared by value, as HandlerID does) is released.
+// WriteError writes an error response directly; see Envelope.ErrorResponse.
 func (s *Stream) WriteError(id json.RawMessage, code int64, message string, data any) error {
-	raw := trimSpace(id)
-	if len(raw) == 0 {
-		raw = nil
-	} else if !json.Valid(raw) {
-		return fmt.Errorf("rpc: WriteError: id %q is not JSON", truncate(raw, 64))
-	}
-	if raw != nil {
-		if hid, ok := s.HandlerID(raw); ok {
-			if n, ok := privateNumber(hid); ok {
-				s.ids.release(n)
-			}
-		}
-	}
-	return s.writeError(raw, code, message, data)
-}
-
-// writeError writes {"jsonrpc":"2.0","id":id,"error":{…}}; a nil id is null.
-func (s *Stream) writeError(id []byte, code int64, message string, data any) error {
-	b, err := Marshal(errorResponse{JSONRPC: "2.0", ID: json.RawMessage(id), Error: errorObject{Code: code, Message: message, Data: data}})
+	b, err := s.env.ErrorResponse(id, code, message, data)
 	if err != nil {
-		// id or data does not serialize: fall back to what always does.
-		s.logf("error response cannot be serialized: %v", err)
-		b, err = json.Marshal(errorResponse{JSONRPC: "2.0", Error: errorObject{Code: jsonrpc2.CodeInternalError, Message: msgInternal, Data: retryData{Details: "the error response could not be serialized", Retryable: false}}})
-		if err != nil {
-			return err
-		}
-	}
-	if len(b) > s.max {
-		b, err = json.Marshal(errorResponse{JSONRPC: "2.0", ID: json.RawMessage(id), Error: errorObject{Code: jsonrpc2.CodeInternalError, Message: msgTooLarge, Data: limitData{
-			Details:         fmt.Sprintf("the error response serialized to %d bytes, more than the %d-byte frame limit", len(b), s.max),
-			LimitBytes:      s.max,
-			SerializedBytes: len(b),
-			Retryable:       true,
-		}}})
-		if err != nil {
-			return err
-		}
+		return err
 	}
 	return s.writeLine(b)
 }

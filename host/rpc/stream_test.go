@@ -45,6 +45,7 @@ func TestEnvelope(t *testing.T) {
 		{"very negative id", req("-123456789012345678901234567890", "a") + "\n", []want{{ID: "-123456789012345678901234567890", Method: "a"}}, nil},
 		{"escaped string id echoed byte-exactly", req(`"\u0037"`, "a") + "\n", []want{{ID: `"\u0037"`, Method: "a"}}, nil},
 		{"html characters in string id", req(`"a<b>&c"`, "a") + "\n", []want{{ID: `"a<b>&c"`, Method: "a"}}, nil},
+		{"html escapes in string id echoed byte-exactly", req(`"\u003c\u003E\u0026"`, "a") + "\n", []want{{ID: `"\u003c\u003E\u0026"`, Method: "a"}}, nil},
 		{"invalid UTF-8 in string id", req("\"\xff\xfe\"", "a") + "\n", []want{{ID: "\"\xff\xfe\"", Method: "a"}}, nil},
 		{"U+2028 in string id", req("\"a\u2028b\"", "a") + "\n", []want{{ID: "\"a\u2028b\"", Method: "a"}}, nil},
 		{"unicode string id", req(`"héllo wörld"`, "a") + "\n", []want{{ID: `"héllo wörld"`, Method: "a"}}, nil},
@@ -278,7 +279,7 @@ func TestIDMapping(t *testing.T) {
 	if len(reqs) != 5 {
 		t.Fatalf("read %d requests", len(reqs))
 	}
-	if got := s.ids.len(); got != 3 {
+	if got := s.env.ids.len(); got != 3 {
 		t.Errorf("%d substitutions in flight, want 3", got)
 	}
 	// Substituted ids are private strings; others are as sent.
@@ -315,6 +316,9 @@ func TestIDMapping(t *testing.T) {
 		{"8", jsonrpc2.ID{Num: 8}, true},
 		{`"s"`, jsonrpc2.ID{Str: "s", IsString: true}, true},
 		{`"\u0000fluxgit-rpc:1"`, reqs[4].ID, true},
+		{`"\u0038"`, jsonrpc2.ID{Str: "8", IsString: true}, true}, // another spelling of a pass-through string
+		{`"\u0073"`, jsonrpc2.ID{Str: "s", IsString: true}, true},
+		{`"\u0000fluxgit-rpc:2"`, jsonrpc2.ID{}, false},
 		{"-6", jsonrpc2.ID{}, false},
 		{"1.5", jsonrpc2.ID{}, false},
 		{"null", jsonrpc2.ID{}, false},
@@ -348,7 +352,7 @@ func TestIDMapping(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out.String(), want)
 	}
-	if got := s.ids.len(); got != 0 {
+	if got := s.env.ids.len(); got != 0 {
 		t.Errorf("%d substitutions left, want 0", got)
 	}
 	if _, ok := s.HandlerID(json.RawMessage("-5")); ok {
@@ -576,9 +580,10 @@ func TestConcurrentWrites(t *testing.T) {
 }
 
 func TestClassifyIDCanonical(t *testing.T) {
-	// The fast path of decodeIDString must agree with encoding/json.
+	// The fast path of decodeIDString must agree with the spelling the
+	// stream writes: encoding/json's, with '<', '>' and '&' left unescaped.
 	for _, s := range []string{"", "a", "7", "héllo", "a<b", "a>b", "a&b", "\u2028", "\u2029", "\u2027", "\x7f", "日本", "\U0001F600", "\uFFFD", `"`, `\`, "\x01"} {
-		raw, _ := json.Marshal(s)
+		raw, _ := Marshal(s)
 		v, canonical, ok := decodeIDString(raw)
 		if !ok || !canonical || v != s {
 			t.Errorf("decodeIDString(%s) = %q, %v, %v", raw, v, canonical, ok)
@@ -587,7 +592,7 @@ func TestClassifyIDCanonical(t *testing.T) {
 			t.Errorf("isPlainJSONString(%s) = true for an escaped token", raw)
 		}
 	}
-	for _, raw := range []string{`"\u0037"`, `"\/"`, "\"\xff\"", "\"a\xc3\"", `"\ufffd"`, `"\u00e9"`, "\"a<b\"", "\"\u2028\""} {
+	for _, raw := range []string{`"\u0037"`, `"\/"`, "\"\xff\"", "\"a\xc3\"", `"\ufffd"`, `"\u00e9"`, `"a\u003cb"`, `"\u0026"`, `"\u003E"`, "\"\u2028\""} {
 		if _, canonical, ok := decodeIDString([]byte(raw)); !ok || canonical {
 			t.Errorf("decodeIDString(%s) canonical=%v ok=%v", raw, canonical, ok)
 		}
