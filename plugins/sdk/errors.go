@@ -1,9 +1,5 @@
 package sdk
 
-import (
-	"github.com/fluxgit/fluxgit/internal/wire"
-)
-
 // ErrorKind says what kind of refusal an *Error is. Providers never name
 // JSON-RPC codes: the host maps each kind to the code the client's
 // protocol generation expects.
@@ -13,20 +9,20 @@ type ErrorKind string
 const (
 	// KindInvalidArgument: arguments that passed the schema are still
 	// unacceptable. Details should tell a model how to fix the call.
-	KindInvalidArgument ErrorKind = wire.KindInvalidArgument
+	KindInvalidArgument ErrorKind = "invalid_argument"
 	// KindOutsideRoots: a path the provider derived (a git directory, a
 	// worktree) lies outside Meta.AllowedRoots.
-	KindOutsideRoots ErrorKind = wire.KindOutsideRoots
+	KindOutsideRoots ErrorKind = "outside_roots"
 	// KindNotFound: the named resource, prompt or completion target does
 	// not exist.
-	KindNotFound ErrorKind = wire.KindNotFound
+	KindNotFound ErrorKind = "not_found"
 	// KindClientCapability: the call needs a client capability the client
 	// did not declare; Data holds requiredCapabilities.
-	KindClientCapability ErrorKind = wire.KindClientCapability
+	KindClientCapability ErrorKind = "client_capability"
 	// KindUnavailable: a dependency is down; retrying later may help.
-	KindUnavailable ErrorKind = wire.KindUnavailable
+	KindUnavailable ErrorKind = "unavailable"
 	// KindInternal: anything else. A plain Go error is reported as this.
-	KindInternal ErrorKind = wire.KindInternal
+	KindInternal ErrorKind = "internal"
 )
 
 // Error is a refusal a provider returns instead of a result. The host

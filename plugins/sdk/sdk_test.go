@@ -556,3 +556,14 @@ func (p progresser) CallTool(_ context.Context, c *Call) (*Result, error) {
 	}
 	return OK("p", map[string]any{})
 }
+
+func TestErrorKindsMatchTheWire(t *testing.T) {
+	for kind, w := range map[ErrorKind]string{
+		KindInvalidArgument: wire.KindInvalidArgument, KindOutsideRoots: wire.KindOutsideRoots, KindNotFound: wire.KindNotFound,
+		KindClientCapability: wire.KindClientCapability, KindUnavailable: wire.KindUnavailable, KindInternal: wire.KindInternal,
+	} {
+		if string(kind) != w {
+			t.Errorf("sdk kind %q, wire kind %q", kind, w)
+		}
+	}
+}
