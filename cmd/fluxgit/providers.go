@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fluxgit/fluxgit/host/providers"
 	"github.com/fluxgit/fluxgit/host/setup"
 	"github.com/fluxgit/fluxgit/plugins/builtin"
 )
@@ -43,15 +45,22 @@ func newProvidersCmd(g *globalOptions) *cobra.Command {
 				if s, _ := h.Providers.Spec(name); s.Builtin {
 					kind = "built-in"
 				}
-				state := "ok"
-				if err := h.Providers.Start(name); err != nil {
-					state = "FAILED: " + err.Error()
+				state, described := "ok", "ok"
+				var mismatch *providers.MismatchError
+				err := h.Providers.Start(name)
+				switch {
+				case errors.As(err, &mismatch):
+					// It starts, but does not serve what its spec says.
+					described = "MISMATCH: missing " + strings.Join(mismatch.Missing, ", ")
+					failed++
+				case err != nil:
+					state, described = "FAILED: "+err.Error(), "-"
 					failed++
 				}
-				fmt.Fprintf(out, "%s (%s)\n  starts: %s\n  tools (%d): %s\n", name, kind, state, len(tools), strings.Join(tools, ", "))
+				fmt.Fprintf(out, "%s (%s)\n  starts: %s\n  describe: %s\n  tools (%d): %s\n", name, kind, state, described, len(tools), strings.Join(tools, ", "))
 			}
 			if failed > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%d provider(s) failed to start", failed)}
+				return &exitError{code: 1, err: fmt.Errorf("%d provider(s) failed to start or do not serve their spec", failed)}
 			}
 			return nil
 		},

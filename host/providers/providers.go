@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -17,7 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/fluxgit/fluxgit/plugins/sdk"
+	"github.com/fluxgit/fluxgit/internal/wire"
 )
 
 // Spec says how to start one provider.
@@ -31,6 +32,9 @@ type Spec struct {
 	Env []string
 	// Builtin marks providers served by this binary (`fluxgit provider NAME`).
 	Builtin bool
+	// Expect, when set, is checked against the provider's Describe at each
+	// launch; a provider missing something it names is refused.
+	Expect *Expectation
 }
 
 // Manager owns the provider processes. Each starts on first use and stays
@@ -43,6 +47,12 @@ type Manager struct {
 	procs map[string]*proc
 	start map[string]*sync.Mutex // one start at a time per provider
 	done  bool
+	// refused holds launches refused by the Describe check: the binary
+	// and the spec do not change under a running host, so every later
+	// call fails the same way without starting the process again.
+	refused map[string]error
+
+	nextCall atomic.Uint64 // call ids, unique per host process
 
 	created  time.Time // sockets older than this may be stale
 	sockOnce sync.Once
@@ -51,12 +61,13 @@ type Manager struct {
 
 type proc struct {
 	plugin *plugin.Client
-	rpc    *sdk.Client
+	rpc    *wire.Client
+	desc   *wire.Description
 }
 
 // New builds a manager; nothing starts yet.
 func New(specs []Spec, log hclog.Logger) *Manager {
-	m := &Manager{log: log, specs: map[string]Spec{}, procs: map[string]*proc{}, start: map[string]*sync.Mutex{}, created: time.Now()}
+	m := &Manager{log: log, specs: map[string]Spec{}, procs: map[string]*proc{}, start: map[string]*sync.Mutex{}, refused: map[string]error{}, created: time.Now()}
 	for _, s := range specs {
 		m.specs[s.Name] = s
 		m.start[s.Name] = &sync.Mutex{}
@@ -99,7 +110,11 @@ func (m *Manager) client(name string) (*proc, error) {
 		return nil, ErrClosed
 	}
 	p := m.procs[name]
+	refused := m.refused[name]
 	m.mu.Unlock()
+	if refused != nil {
+		return nil, refused
+	}
 	if p != nil && !p.plugin.Exited() {
 		return p, nil
 	}
@@ -112,6 +127,12 @@ func (m *Manager) client(name string) (*proc, error) {
 		}
 	}
 	p, err := m.launch(spec)
+	var mismatch *MismatchError
+	if errors.As(err, &mismatch) {
+		m.mu.Lock()
+		m.refused[name] = err
+		m.mu.Unlock()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -149,8 +170,8 @@ func (m *Manager) launch(spec Spec) (*proc, error) {
 		cmd.Env = append(cmd.Env, plugin.EnvUnixSocketDir+"="+dir)
 	}
 	pc := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
-		Plugins:          sdk.PluginSet(nil),
+		HandshakeConfig:  wire.Handshake,
+		Plugins:          wire.PluginSet(nil),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
@@ -164,29 +185,50 @@ func (m *Manager) launch(spec Spec) (*proc, error) {
 		pc.Kill()
 		return nil, fmt.Errorf("start provider %s: %w", spec.Name, err)
 	}
-	raw, err := rpcClient.Dispense(sdk.PluginName)
+	raw, err := rpcClient.Dispense(wire.PluginName)
 	if err != nil {
 		pc.Kill()
 		return nil, fmt.Errorf("dispense provider %s: %w", spec.Name, err)
 	}
-	c, ok := raw.(*sdk.Client)
+	c, ok := raw.(*wire.Client)
 	if !ok {
 		pc.Kill()
 		return nil, fmt.Errorf("provider %s: unexpected client type %T", spec.Name, raw)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := c.Describe(ctx); err != nil {
+	desc, err := c.Describe(ctx)
+	if err != nil {
 		pc.Kill()
 		return nil, fmt.Errorf("provider %s: %w", spec.Name, err)
 	}
-	return &proc{plugin: pc, rpc: c}, nil
+	extras, err := spec.Expect.check(spec.Name, desc)
+	if err != nil {
+		pc.Kill()
+		m.log.Error("provider refused: it does not serve what the spec gives it", "provider", spec.Name, "err", err)
+		return nil, err
+	}
+	if len(extras) > 0 {
+		m.log.Warn("provider serves items no spec file describes; they stay unreachable", "provider", spec.Name, "extras", extras)
+	}
+	return &proc{plugin: pc, rpc: c, desc: desc}, nil
 }
 
-// Start starts a provider (if it is not running) and checks it answers.
+// Start starts a provider (if it is not running) and checks it answers
+// and serves what its spec expects (a *MismatchError otherwise).
 func (m *Manager) Start(name string) error {
 	_, err := m.client(name)
 	return err
+}
+
+// Description returns what a provider says it serves, starting it if
+// needed.
+func (m *Manager) Description(name string) (*wire.Description, error) {
+	p, err := m.client(name)
+	if err != nil {
+		return nil, err
+	}
+	return p.desc, nil
 }
 
 // transient reports whether err means the provider process went away, so a
@@ -199,35 +241,80 @@ func transient(err error) bool {
 	return false
 }
 
-// CallTool dispatches a call. When retry is true (idempotent tools) and the
-// provider died under the call, the call is replayed once on a fresh
-// process, so a crash costs one slow answer instead of an error.
-func (m *Manager) CallTool(ctx context.Context, name string, call *sdk.Call, retry bool) (*sdk.Result, error) {
+// CallTool dispatches a call. It assigns call.ID. events receives the call's events in order before CallTool returns; its
+// answer func replies to a ClientRequest event on the process that runs
+// the call (CallID is filled in) and may be called from any goroutine
+// while the call is in flight. With events nil, call.Meta is cleared of
+// progress, logging and client capabilities, since nothing could take them.
+//
+// When retry is true (idempotent tools) and the provider died under the
+// call before any event was delivered, the call is replayed once on a
+// fresh process, so a crash costs one slow answer instead of an error.
+// Once the client has seen an event (a progress report, a question) the
+// call is not replayed: the client would see it start over.
+func (m *Manager) CallTool(ctx context.Context, name string, call *wire.Call, retry bool, events wire.EventFunc) (*wire.Result, error) {
+	call.ID = m.nextCall.Add(1)
+	if events == nil {
+		// Nobody would see events or answer a question: the provider is
+		// told the client takes none, so it cannot wait forever.
+		call.Meta.Progress, call.Meta.LogLevel, call.Meta.Client = false, "", wire.ClientCaps{}
+	}
+	delivered := false
 	for attempt := 0; ; attempt++ {
 		p, err := m.client(name)
 		if err != nil {
 			return nil, err
 		}
-		res, err := p.rpc.CallTool(ctx, call)
+		var onEvent func(wire.Event)
+		if events != nil {
+			answer := func(ctx context.Context, a *wire.Answer) error {
+				a.CallID = call.ID
+				return p.rpc.Answer(ctx, a)
+			}
+			onEvent = func(ev wire.Event) {
+				delivered = true
+				events(ev, answer)
+			}
+		}
+		res, err := p.rpc.Call(ctx, call, onEvent)
 		if err == nil || ctx.Err() != nil || !transient(err) {
 			return res, err
 		}
 		m.dropIfDead(name, p)
-		if !retry || attempt > 0 {
+		if !retry || delivered || attempt > 0 {
 			return nil, err
 		}
 	}
 }
 
 // ReadResource reads a resource from a provider, restarting it once if it
-// died.
-func (m *Manager) ReadResource(ctx context.Context, name, uri string, meta sdk.Meta) (*sdk.Resource, error) {
+// died. An unknown URI is a *wire.Failure of kind not_found; a provider
+// without resources answers wire.ErrNotImplemented.
+func (m *Manager) ReadResource(ctx context.Context, name, uri string, meta wire.Meta) (*wire.Resource, error) {
+	return once(ctx, m, name, func(c *wire.Client) (*wire.Resource, error) { return c.ReadResource(ctx, uri, meta) })
+}
+
+// GetPrompt renders a prompt the provider owns, restarting it once if it
+// died. wire.ErrNotImplemented when the provider serves no prompts.
+func (m *Manager) GetPrompt(ctx context.Context, name string, req *wire.PromptRequest) (*wire.PromptResult, error) {
+	return once(ctx, m, name, func(c *wire.Client) (*wire.PromptResult, error) { return c.GetPrompt(ctx, req) })
+}
+
+// Complete asks the provider for argument completions, restarting it once
+// if it died. wire.ErrNotImplemented when the provider has no Completer.
+func (m *Manager) Complete(ctx context.Context, name string, req *wire.CompleteRequest) (*wire.Completion, error) {
+	return once(ctx, m, name, func(c *wire.Client) (*wire.Completion, error) { return c.Complete(ctx, req) })
+}
+
+// once runs an idempotent request, replaying it once on a fresh process
+// when the provider died under it.
+func once[T any](ctx context.Context, m *Manager, name string, fn func(*wire.Client) (*T, error)) (*T, error) {
 	for attempt := 0; ; attempt++ {
 		p, err := m.client(name)
 		if err != nil {
 			return nil, err
 		}
-		res, err := p.rpc.ReadResource(ctx, uri, meta)
+		res, err := fn(p.rpc)
 		if err == nil || ctx.Err() != nil || !transient(err) || attempt > 0 {
 			return res, err
 		}
@@ -288,9 +375,9 @@ func (m *Manager) Shutdown() {
 
 // WatchResources streams a provider's resource changes into fn until ctx
 // ends or the stream breaks (the provider died, say); callers loop to
-// re-establish it. It returns sdk.ErrNotImplemented for providers without
+// re-establish it. It returns wire.ErrNotImplemented for providers without
 // change events.
-func (m *Manager) WatchResources(ctx context.Context, name string, fn func(sdk.ResourceChange)) error {
+func (m *Manager) WatchResources(ctx context.Context, name string, fn func(wire.ResourceChange)) error {
 	p, err := m.client(name)
 	if err != nil {
 		return err

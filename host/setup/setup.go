@@ -165,15 +165,50 @@ func Build(cfg *Config, builtins []string, self string, log hclog.Logger) (*Host
 	if err != nil {
 		return nil, fmt.Errorf("load spec: %w", err)
 	}
-	mgr := providers.New(specs, log)
 	known := map[string]bool{}
-	for _, n := range mgr.Names() {
-		known[n] = true
+	for _, s := range specs {
+		known[s.Name] = true
 	}
 	// A spec may describe planned providers (lint allows it), but a tool is
 	// only served when its provider exists: tools/list never lists a tool
 	// that cannot run.
 	kept := func(t *catalog.Tool) bool { return known[t.Provider] }
 	cat.Restrict(kept)
+	for i := range specs {
+		specs[i].Expect = Expectation(cat, specs[i].Name)
+	}
+	mgr := providers.New(specs, log)
 	return &Host{Catalog: cat, Providers: mgr, Layers: layers}, nil
 }
+
+// Expectation is what the catalog gives provider name: the Describe check
+// at launch refuses a provider that lacks any of it.
+func Expectation(cat *catalog.Catalog, name string) *providers.Expectation {
+	e := &providers.Expectation{}
+	for _, t := range cat.Tools {
+		if t.Provider == name {
+			e.Tools = append(e.Tools, t.Name)
+		}
+	}
+	for _, r := range cat.Resources {
+		if r.Provider == name {
+			e.Resources = append(e.Resources, r.URI)
+		}
+	}
+	for _, r := range cat.Templates {
+		if r.Provider == name {
+			e.Resources = append(e.Resources, r.URITemplate)
+		}
+	}
+	e.Needs.Resources = len(e.Resources) > 0
+	expectPrompts(cat, name, e)
+	return e
+}
+
+// expectPrompts is the hook for the prompts a provider owns. The catalog
+// has no prompts yet; once it has (catalog.Prompts, with Provider,
+// HostRendered and Arguments[].Complete, and Resource.Complete on
+// templates), it adds every prompt the provider renders itself to
+// e.Prompts with e.Needs.Prompts, and sets e.Needs.Completion when one of
+// the provider's prompt arguments or template variables is completable.
+func expectPrompts(_ *catalog.Catalog, _ string, _ *providers.Expectation) {}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,5 +144,42 @@ func TestBuildServesOnlyToolsWithProviders(t *testing.T) {
 		if got, ok := h.Catalog.Tool(tool.Name); !ok || got != tool {
 			t.Errorf("lookup of %s broken", tool.Name)
 		}
+	}
+}
+
+func TestBuildExpectsWhatTheSpecGivesEachProvider(t *testing.T) {
+	h, err := Build(&Config{}, testBuiltins, "/bin/true", hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		provider      string
+		tools         []string // a subset the expectation must hold
+		resources     []string // exactly
+		needResources bool
+	}{
+		{"shift-roster", []string{"shift_check_in", "shift_check_out"}, []string{"shift://status", "shift://status{?workspace}"}, true},
+		{"git-read", []string{"repo.status", "diff.text"}, nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.provider, func(t *testing.T) {
+			s, ok := h.Providers.Spec(tc.provider)
+			if !ok || s.Expect == nil {
+				t.Fatalf("no expectation for %s", tc.provider)
+			}
+			for _, tool := range tc.tools {
+				if !slices.Contains(s.Expect.Tools, tool) {
+					t.Errorf("tools %v lack %s", s.Expect.Tools, tool)
+				}
+			}
+			for _, tool := range s.Expect.Tools {
+				if got, ok := h.Catalog.Tool(tool); !ok || got.Provider != tc.provider {
+					t.Errorf("expects %s, which the catalog does not give %s", tool, tc.provider)
+				}
+			}
+			if !slices.Equal(s.Expect.Resources, tc.resources) || s.Expect.Needs.Resources != tc.needResources {
+				t.Errorf("resources %v (needs %v), want %v (%v)", s.Expect.Resources, s.Expect.Needs.Resources, tc.resources, tc.needResources)
+			}
+		})
 	}
 }

@@ -231,8 +231,9 @@ func (c *confinement) label(p string) string {
 // labelBase names a directory for label.
 type labelBase struct{ base, name string }
 
-// refuse builds the -32011 refusal. real, the resolved location, is only
-// fingerprinted, as the host does for a repoPath outside the roots.
+// refuse builds the outside-roots refusal (the host answers it as
+// -32011). real, the resolved location, is only fingerprinted, as the host
+// does for a repoPath outside the roots.
 func (c *confinement) refuse(what, fix, real string) error {
 	data := map[string]any{
 		"environmentVariable": "FLUXGIT_MCP_ALLOWED_ROOTS",
@@ -242,7 +243,7 @@ func (c *confinement) refuse(what, fix, real string) error {
 		sum := sha256.Sum256([]byte(real))
 		data["repoPathFingerprint"] = "sha256:" + hex.EncodeToString(sum[:])
 	}
-	return &sdk.RefusedError{Code: -32011, Message: "Repository path is outside the MCP allowed roots", Data: data}
+	return sdk.OutsideRoots("Repository path is outside the MCP allowed roots", data)
 }
 
 func (c *confinement) outside(p, real string) error {

@@ -15,7 +15,7 @@ import (
 )
 
 // TestConfineRepo drives the one containment decision directly: each
-// hostile layout is refused with -32011 naming the location in repository
+// hostile layout is refused as outside the roots (-32011 at the host) naming the location in repository
 // terms (never the outside path), in-root links pass, and a FIFO where an
 // alternates file belongs is refused instead of blocking the check.
 func TestConfineRepo(t *testing.T) {
@@ -98,9 +98,9 @@ func TestConfineRepo(t *testing.T) {
 				}
 				return
 			}
-			var re *sdk.RefusedError
-			if !errors.As(err, &re) || re.Code != -32011 {
-				t.Fatalf("want -32011, got %v", err)
+			var re *sdk.Error
+			if !errors.As(err, &re) || re.Kind != sdk.KindOutsideRoots || re.Message != "Repository path is outside the MCP allowed roots" {
+				t.Fatalf("want an outside-roots refusal, got %v", err)
 			}
 			d, _ := re.Data["details"].(string)
 			if !strings.Contains(d, tt.want) || !strings.Contains(d, "fix:") || strings.Contains(d, outside) {
@@ -162,9 +162,9 @@ func TestConfineWalkCache(t *testing.T) {
 	}
 	refused := func(what string) {
 		t.Helper()
-		var re *sdk.RefusedError
-		if err := confineRepo(roots, repo, dotgit, dotgit, nil, cache); !errors.As(err, &re) || re.Code != -32011 {
-			t.Fatalf("%s: want -32011 at once, got %v", what, err)
+		var re *sdk.Error
+		if err := confineRepo(roots, repo, dotgit, dotgit, nil, cache); !errors.As(err, &re) || re.Kind != sdk.KindOutsideRoots {
+			t.Fatalf("%s: want an outside-roots refusal at once, got %v", what, err)
 		}
 	}
 

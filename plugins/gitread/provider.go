@@ -43,7 +43,6 @@ const (
 
 // Provider serves the git-read tools.
 type Provider struct {
-	sdk.Unimplemented
 	runner    *gitexec.Runner
 	discovery discoveryCache
 	gitlinks  gitlinkCache
@@ -53,7 +52,14 @@ type Provider struct {
 // New returns a Provider using the shared hardened git runner.
 func New() *Provider { return &Provider{runner: gitexec.Default} }
 
-var _ sdk.Provider = (*Provider)(nil)
+var (
+	_ sdk.Provider  = (*Provider)(nil)
+	_ sdk.Describer = (*Provider)(nil)
+)
+
+// Describe lists the registered tools, so the host can refuse to start
+// against a spec that names a tool this build does not serve.
+func (p *Provider) Describe() sdk.Description { return sdk.Description{Tools: Tools()} }
 
 // toolFunc serves one tool. Most tools return their data (or an error
 // that finish maps to a tool error); tools whose results are not plain

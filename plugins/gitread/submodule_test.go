@@ -78,9 +78,9 @@ func TestSubmoduleStatus(t *testing.T) {
 		// git would read evil's HEAD from outside the roots during a
 		// status or diff, so the repository is refused, naming evil.
 		_, err := call(t, "submodule.status", map[string]any{"repoPath": f.top}, f.top)
-		var re *sdk.RefusedError
-		if !errors.As(err, &re) || re.Code != -32011 || !strings.Contains(fmt.Sprint(re.Data["details"]), "submodule evil") {
-			t.Fatalf("want -32011 naming submodule evil, got %v", err)
+		var re *sdk.Error
+		if !errors.As(err, &re) || re.Kind != sdk.KindOutsideRoots || !strings.Contains(fmt.Sprint(re.Data["details"]), "submodule evil") {
+			t.Fatalf("want an outside-roots refusal naming submodule evil, got %v", err)
 		}
 		// With the outside repository inside the roots it is served.
 		if res, err := call(t, "submodule.status", map[string]any{"repoPath": f.top}, f.top, f.outside); err != nil || res.Error != nil {

@@ -525,9 +525,9 @@ func TestAllowedRoots(t *testing.T) {
 				return
 			}
 			_, err := call(t, "repo.status", args, tt.roots...)
-			var re *sdk.RefusedError
-			if !errors.As(err, &re) || re.Code != -32011 {
-				t.Fatalf("want a -32011 refusal, got %v", err)
+			var re *sdk.Error
+			if !errors.As(err, &re) || re.Kind != sdk.KindOutsideRoots {
+				t.Fatalf("want an outside-roots refusal, got %v", err)
 			}
 			if d, _ := re.Data["details"].(string); !strings.Contains(d, tt.wantErr) {
 				t.Fatalf("details %q, want %q", d, tt.wantErr)

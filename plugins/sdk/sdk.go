@@ -1,40 +1,63 @@
-// Package sdk is the public surface a provider author imports. A provider is a
-// separate executable that serves tools (and optionally resources) to the
-// fluxgit host over go-plugin. Providers see validated JSON arguments and call
-// metadata only: the host owns every protocol detail (JSON-RPC, MCP
-// generations, schema validation, result envelopes).
+// Package sdk is the public surface a provider author imports. A provider
+// is a separate executable that serves tools (and optionally resources,
+// prompts and completions) to the fluxgit host. Providers see validated
+// JSON arguments and call metadata only: the host owns every protocol
+// detail (JSON-RPC, MCP generations, schema validation, result envelopes,
+// error codes).
+//
+// A provider implements Provider, plus any of the optional interfaces
+// ResourceReader, ResourceWatcher, PromptProvider, Completer and
+// Describer; the host finds out which at start, so a new optional
+// capability never breaks an existing provider. During a call it may
+// report progress (Call.Progress), log to the client (Call.Log) and ask
+// the client for a model completion or for user input (Call.Sample,
+// Call.Elicit).
 //
 // A minimal provider:
 //
-//	type echo struct{ sdk.Unimplemented }
+//	type echo struct{}
 //
 //	func (echo) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
+//		c.Progress(1, 2, "echoing")
+//		c.Log(sdk.LevelInfo, "echo", map[string]any{"bytes": len(c.Arguments)})
 //		return sdk.OK("example", map[string]any{"echo": string(c.Arguments)})
+//	}
+//
+//	func (echo) Describe() sdk.Description {
+//		return sdk.Description{Tools: []string{"echo.say"}}
 //	}
 //
 //	func main() { sdk.Serve(echo{}) }
 package sdk
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/fluxgit/fluxgit/internal/wire"
 )
 
-// Call is one tool invocation as the provider sees it.
+// Call is one tool invocation as the provider sees it. Its methods
+// (Progress, Log, Sample, Elicit) reach the client through the host while
+// the call runs; on a Call built by hand, as in a unit test, they do
+// nothing (Progress, Log) or report the client capability as missing
+// (Sample, Elicit).
 type Call struct {
 	// Tool is the spec name of the tool, for example "repo.status".
 	Tool string `json:"tool"`
 	// Arguments is the JSON object the host has already validated against
 	// the tool's inputSchema. Repository paths in it are canonical.
 	Arguments json.RawMessage `json:"arguments"`
-	// Meta carries who is calling; never protocol details.
+	// Meta carries who is calling and what the client can take; never
+	// protocol details.
 	Meta Meta `json:"meta"`
+
+	events *events
 }
 
-// Meta describes the caller of a tool or resource read.
+// Meta describes the caller of a tool, resource read, prompt or completion.
 type Meta struct {
 	// ClientName and ClientVersion come from the MCP client's self-description.
 	ClientName    string `json:"clientName,omitempty"`
@@ -45,6 +68,21 @@ type Meta struct {
 	AllowedRoots []string `json:"allowedRoots,omitempty"`
 	// RequestID is an opaque correlation id for logs.
 	RequestID string `json:"requestId,omitempty"`
+	// Progress is true when the client asked for progress on this call;
+	// Call.Progress is a no-op otherwise.
+	Progress bool `json:"progress,omitempty"`
+	// LogLevel is the lowest level the client wants to receive; empty means
+	// it wants no log messages (Call.Log then drops everything).
+	LogLevel Level `json:"logLevel,omitempty"`
+	// Client lists the client features a call may ask for.
+	Client ClientCapabilities `json:"client,omitempty"`
+}
+
+// ClientCapabilities are the client features a provider may use through
+// the host. Call.Sample needs Sampling, Call.Elicit needs Elicitation.
+type ClientCapabilities struct {
+	Sampling    bool `json:"sampling,omitempty"`
+	Elicitation bool `json:"elicitation,omitempty"`
 }
 
 // Result is what a tool returns. Exactly one of Data or Error is set.
@@ -75,7 +113,7 @@ func (e *ToolError) Error() string { return fmt.Sprintf("tool error %d: %s", e.C
 
 // OK builds a success result from any JSON-marshalable data value.
 func OK(source string, data any) (*Result, error) {
-	b, err := marshal(data)
+	b, err := wire.Marshal(data)
 	if err != nil {
 		return nil, fmt.Errorf("sdk: marshal tool data: %w", err)
 	}
@@ -86,34 +124,12 @@ func OK(source string, data any) (*Result, error) {
 func Fail(source string, code int, message string, data any) *Result {
 	te := &ToolError{Code: code, Message: message}
 	if data != nil {
-		if b, err := marshal(data); err == nil {
+		if b, err := wire.Marshal(data); err == nil {
 			te.Data = b
 		}
 	}
 	return &Result{Source: source, Error: te}
 }
-
-// ArgumentError is returned by a provider when arguments that passed the
-// schema are still unacceptable (a path with "..", say). The host answers
-// it as JSON-RPC -32602 with Details as data.details.
-type ArgumentError struct {
-	Message string `json:"message"`
-	Details string `json:"details"`
-}
-
-func (e *ArgumentError) Error() string { return e.Message + ": " + e.Details }
-
-// RefusedError is returned by a provider that refuses a call on policy
-// grounds the host could not see before dispatch, such as a repository
-// whose git directory lies outside the allowed roots. The host answers it
-// as a JSON-RPC error with Code (for example -32011), Message and Data.
-type RefusedError struct {
-	Code    int64          `json:"code"`
-	Message string         `json:"message"`
-	Data    map[string]any `json:"data,omitempty"`
-}
-
-func (e *RefusedError) Error() string { return fmt.Sprintf("refused (%d): %s", e.Code, e.Message) }
 
 // Resource is the content of one resource read.
 type Resource struct {
@@ -136,23 +152,67 @@ type ResourceChange struct {
 // ErrResourceNotFound is returned by ReadResource for an unknown URI.
 var ErrResourceNotFound = errors.New("resource not found")
 
-// ErrNotImplemented is what Unimplemented returns.
+// ErrNotImplemented is returned by an optional method the provider does
+// not really serve (Unimplemented.WatchResources, say).
 var ErrNotImplemented = errors.New("not implemented by this provider")
 
-// Provider is implemented by every provider. Embed Unimplemented to get
-// defaults for the parts a provider does not serve.
+// Provider is implemented by every provider. Everything else a provider
+// can do is an optional interface next to it.
 type Provider interface {
-	// CallTool runs one tool. A returned Go error is an internal failure
-	// (JSON-RPC -32603); domain failures belong in Result.Error.
+	// CallTool runs one tool. Domain failures belong in Result.Error; an
+	// *Error (or *ArgumentError) is a refusal of a kind the host maps; any
+	// other error is an internal failure.
 	CallTool(ctx context.Context, call *Call) (*Result, error)
-	// ReadResource returns the content of a resource this provider owns.
+}
+
+// ResourceReader is implemented by a provider that owns resources.
+type ResourceReader interface {
+	// ReadResource returns the content of a resource; ErrResourceNotFound
+	// for a URI it does not know.
 	ReadResource(ctx context.Context, uri string, meta Meta) (*Resource, error)
-	// WatchResources sends a change for every committed modification until
-	// ctx ends. Providers without resources return ErrNotImplemented.
+}
+
+// ResourceWatcher is implemented by a provider whose resources change, so
+// the host can notify subscribers. Embed or hold a Broadcaster.
+type ResourceWatcher interface {
+	// WatchResources sends ResourceChange{Ready: true} once registered,
+	// then a change for every committed modification, until ctx ends.
 	WatchResources(ctx context.Context, changes chan<- ResourceChange) error
 }
 
-// Unimplemented gives a Provider defaults for resources.
+// PromptProvider is implemented by a provider that renders prompts. The
+// host has validated the arguments against the prompt's spec.
+type PromptProvider interface {
+	GetPrompt(ctx context.Context, req *PromptRequest) (*PromptResult, error)
+}
+
+// Completer is implemented by a provider that completes prompt or
+// resource-template arguments.
+type Completer interface {
+	Complete(ctx context.Context, req *CompleteRequest) (*Completion, error)
+}
+
+// Describer is implemented by a provider that lists what it serves. The
+// host compares the list with the spec at start and refuses a provider
+// that lacks something the spec gives it, instead of failing on the first
+// call.
+type Describer interface {
+	Describe() Description
+}
+
+// Description lists the tools, resources (URIs and URI templates, spelt as
+// in the spec) and prompts a provider serves.
+type Description struct {
+	Tools     []string
+	Resources []string
+	Prompts   []string
+}
+
+// Unimplemented gives a provider defaults for resources.
+//
+// Deprecated: no longer needed; Provider has only CallTool, and resources
+// are the optional ResourceReader and ResourceWatcher. Kept so providers
+// written against the earlier SDK still build.
 type Unimplemented struct{}
 
 // ReadResource reports that the provider owns no resources.
@@ -163,16 +223,4 @@ func (Unimplemented) ReadResource(context.Context, string, Meta) (*Resource, err
 // WatchResources reports that the provider emits no change events.
 func (Unimplemented) WatchResources(context.Context, chan<- ResourceChange) error {
 	return ErrNotImplemented
-}
-
-// marshal encodes v without HTML escaping: tool data is read by models, and
-// encoding/json's default spells every '<' of a diff as \u003c.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }

@@ -2,82 +2,209 @@ package sdk
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log/slog"
 	"os"
-	"time"
+	"strings"
 
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
+	"github.com/fluxgit/fluxgit/internal/wire"
 )
 
-// Handshake is shared by host and providers. The cookie only stops a user
-// from running a provider binary by hand by mistake; it is not security.
-var Handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  1,
-	MagicCookieKey:   "FLUXGIT_PROVIDER",
-	MagicCookieValue: "7f3c1e0a-fluxgit-provider",
-}
-
-// PluginName is the single plugin each provider process dispenses.
-const PluginName = "provider"
-
-// GRPCPlugin is the go-plugin adapter for a Provider. Impl is nil on the
-// host side.
-type GRPCPlugin struct {
-	plugin.NetRPCUnsupportedPlugin
-	Impl Provider
-}
-
-// GRPCServer registers the provider service.
-func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	s.RegisterService(&serviceDesc, &server{impl: p.Impl})
-	return nil
-}
-
-// GRPCClient returns a *Client.
-func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return &Client{conn: c}, nil
-}
-
-// PluginSet is what both sides hand to go-plugin.
-func PluginSet(impl Provider) plugin.PluginSet {
-	return plugin.PluginSet{PluginName: &GRPCPlugin{Impl: impl}}
-}
-
-// Logger returns the logger a provider should use: JSON lines on stderr,
-// which the host re-emits on its own stderr under the provider's name.
-// Providers must never write to stdout: go-plugin's handshake lives there.
-func Logger(name string) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{
-		Name:       name,
-		Output:     os.Stderr,
-		JSONFormat: true,
-		Level:      hclog.Info,
-	})
-}
-
 // Serve runs the provider until the host goes away. It never returns
-// normally.
-func Serve(impl Provider) {
-	go exitWithParent()
-	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: Handshake,
-		Plugins:         PluginSet(impl),
-		GRPCServer:      plugin.DefaultGRPCServer,
-		Logger:          Logger("provider"),
+// normally. Providers must never write to stdout: the host's handshake
+// with the provider lives there.
+func Serve(p Provider) { wire.Serve(&handler{p: p}) }
+
+// Logger returns the logger a provider should use for its operator: JSON
+// lines on stderr, which the host re-emits on its own log under the
+// provider's name with their level. Messages for the client (the model)
+// go through Call.Log instead.
+func Logger(name string) *slog.Logger { return newLogger(os.Stderr, name) }
+
+// hclogTime is the timestamp layout the host's log reader parses.
+const hclogTime = "2006-01-02T15:04:05.000000Z07:00"
+
+func newLogger(w io.Writer, name string) *slog.Logger {
+	h := slog.NewJSONHandler(w, &slog.HandlerOptions{
+		Level: slog.LevelInfo,
+		// The host reads provider stderr as hclog JSON: the level, message
+		// and time keys must be spelt its way or the lines lose their level.
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) > 0 {
+				return a
+			}
+			switch a.Key {
+			case slog.LevelKey:
+				return slog.String("@level", strings.ToLower(a.Value.String()))
+			case slog.MessageKey:
+				return slog.String("@message", a.Value.String())
+			case slog.TimeKey:
+				return slog.String("@timestamp", a.Value.Time().Format(hclogTime))
+			}
+			return a
+		},
 	})
+	return slog.New(h).With("@module", name)
 }
 
-// exitWithParent ends the provider when its host dies. go-plugin providers
-// ignore SIGINT and never read stdin, so a SIGKILLed host would otherwise
-// leave them running forever. The host also sets Pdeathsig where it can;
-// this watcher covers the cases Pdeathsig misses (the forking thread
-// exiting, non-Linux systems, providers started by someone else's host).
-func exitWithParent() {
-	parent := os.Getppid()
-	for range time.Tick(250 * time.Millisecond) {
-		if os.Getppid() != parent {
-			os.Exit(0)
+// handler adapts a Provider to the host wire.
+type handler struct{ p Provider }
+
+func (h *handler) Describe(context.Context) (*wire.Description, error) {
+	d := &wire.Description{Protocol: wire.Protocol}
+	if ds, ok := h.p.(Describer); ok {
+		own := ds.Describe()
+		d.Declared, d.Tools, d.Resources, d.Prompts = true, own.Tools, own.Resources, own.Prompts
+	}
+	_, d.Capabilities.Resources = h.p.(ResourceReader)
+	_, d.Capabilities.Watch = h.p.(ResourceWatcher)
+	_, d.Capabilities.Prompts = h.p.(PromptProvider)
+	_, d.Capabilities.Completion = h.p.(Completer)
+	return d, nil
+}
+
+func (h *handler) Call(ctx context.Context, c *wire.Call, s *wire.Stream) (*wire.Result, error) {
+	call := &Call{Tool: c.Tool, Arguments: c.Arguments, Meta: fromWireMeta(c.Meta), events: &events{stream: s}}
+	res, err := h.p.CallTool(ctx, call)
+	if err != nil {
+		return nil, toWire(err)
+	}
+	if res == nil {
+		return nil, nil
+	}
+	out := &wire.Result{Source: res.Source, Data: res.Data, Text: res.Text}
+	if res.Error != nil {
+		out.Error = &wire.ToolError{Code: res.Error.Code, Message: res.Error.Message, Data: res.Error.Data}
+	}
+	return out, nil
+}
+
+func (h *handler) ReadResource(ctx context.Context, uri string, meta wire.Meta) (*wire.Resource, error) {
+	r, ok := h.p.(ResourceReader)
+	if !ok {
+		return nil, wire.ErrNotImplemented
+	}
+	res, err := r.ReadResource(ctx, uri, fromWireMeta(meta))
+	if errors.Is(err, ErrResourceNotFound) {
+		return nil, &wire.Failure{Kind: wire.KindNotFound, Message: "Resource not found", Details: "no resource " + uri}
+	}
+	if err != nil {
+		return nil, toWire(err)
+	}
+	if res == nil {
+		return nil, nil
+	}
+	w := wire.Resource(*res)
+	return &w, nil
+}
+
+func (h *handler) WatchResources(ctx context.Context, ch chan<- wire.ResourceChange) error {
+	w, ok := h.p.(ResourceWatcher)
+	if !ok {
+		return wire.ErrNotImplemented
+	}
+	// Buffered like the wire side: Broadcaster drops changes for a watcher
+	// that is not draining, so this hop must not make it look slow.
+	own := make(chan ResourceChange, 64)
+	errc := make(chan error, 1)
+	go func() { errc <- w.WatchResources(ctx, own) }()
+	for {
+		select {
+		case c := <-own:
+			select {
+			case ch <- wire.ResourceChange(c):
+			case <-ctx.Done():
+			}
+		case err := <-errc:
+			return toWire(err)
 		}
+	}
+}
+
+func (h *handler) GetPrompt(ctx context.Context, req *wire.PromptRequest) (*wire.PromptResult, error) {
+	pp, ok := h.p.(PromptProvider)
+	if !ok {
+		return nil, wire.ErrNotImplemented
+	}
+	res, err := pp.GetPrompt(ctx, &PromptRequest{Name: req.Name, Arguments: req.Arguments, Meta: fromWireMeta(req.Meta)})
+	if err != nil {
+		return nil, toWire(err)
+	}
+	if res == nil {
+		return nil, nil
+	}
+	out := &wire.PromptResult{Description: res.Description, Messages: make([]wire.PromptMessage, 0, len(res.Messages))}
+	for _, m := range res.Messages {
+		var content any = TextContent(m.Text)
+		if m.Resource != nil {
+			content = map[string]any{"type": "resource", "resource": m.Resource}
+		}
+		b, err := wire.Marshal(content)
+		if err != nil {
+			return nil, err
+		}
+		out.Messages = append(out.Messages, wire.PromptMessage{Role: string(m.Role), Content: b})
+	}
+	return out, nil
+}
+
+func (h *handler) Complete(ctx context.Context, req *wire.CompleteRequest) (*wire.Completion, error) {
+	c, ok := h.p.(Completer)
+	if !ok {
+		return nil, wire.ErrNotImplemented
+	}
+	res, err := c.Complete(ctx, &CompleteRequest{
+		Prompt: req.Prompt, Template: req.Template, Argument: req.Argument, Value: req.Value,
+		Context: req.Context, Meta: fromWireMeta(req.Meta),
+	})
+	if err != nil {
+		return nil, toWire(err)
+	}
+	if res == nil {
+		return nil, nil
+	}
+	out := &wire.Completion{Values: res.Values, Total: res.Total, HasMore: res.HasMore}
+	if out.Values == nil {
+		out.Values = []string{}
+	}
+	if len(out.Values) > wire.MaxCompletions {
+		if out.Total < len(out.Values) {
+			out.Total = len(out.Values)
+		}
+		out.Values, out.HasMore = out.Values[:wire.MaxCompletions], true
+	}
+	return out, nil
+}
+
+// toWire turns a provider's refusal into the failure the host maps; a
+// plain error stays an internal one.
+func toWire(err error) error {
+	var (
+		e  *Error
+		ae *ArgumentError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &e):
+		kind := string(e.Kind)
+		if kind == "" {
+			kind = wire.KindInternal
+		}
+		return &wire.Failure{Kind: kind, Message: e.Message, Details: e.Details, Data: e.Data}
+	case errors.As(err, &ae):
+		return &wire.Failure{Kind: wire.KindInvalidArgument, Message: ae.Message, Details: ae.Details}
+	case errors.Is(err, ErrNotImplemented):
+		return wire.ErrNotImplemented
+	}
+	return err
+}
+
+func fromWireMeta(m wire.Meta) Meta {
+	return Meta{
+		ClientName: m.ClientName, ClientVersion: m.ClientVersion, AllowedRoots: m.AllowedRoots,
+		RequestID: m.RequestID, Progress: m.Progress, LogLevel: Level(m.LogLevel),
+		Client: ClientCapabilities{Sampling: m.Client.Sampling, Elicitation: m.Client.Elicitation},
 	}
 }

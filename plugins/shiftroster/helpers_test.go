@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/fluxgit/fluxgit/host/catalog"
@@ -32,7 +32,7 @@ func realTempDir(t testing.TB) string {
 // default workspace.
 func testProvider(t testing.TB, stateDir, defaultWS string) *Provider {
 	t.Helper()
-	p := NewWithConfig(Config{StateDir: stateDir, DefaultWorkspace: defaultWS, Logger: hclog.NewNullLogger()})
+	p := NewWithConfig(Config{StateDir: stateDir, DefaultWorkspace: defaultWS, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = p.Close() })
 	return p
 }

@@ -3,12 +3,11 @@ package shiftroster
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -153,7 +152,7 @@ func FuzzMarkdownTable(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s[0], s[1], s[2], s[3])
 	}
-	p := NewWithConfig(Config{StateDir: f.TempDir(), DefaultWorkspace: "default", Logger: hclog.NewNullLogger()})
+	p := NewWithConfig(Config{StateDir: f.TempDir(), DefaultWorkspace: "default", Logger: slog.New(slog.DiscardHandler)})
 	f.Cleanup(func() { _ = p.Close() })
 	f.Fuzz(func(t *testing.T, gist, file1, file2, workspace string) {
 		row := Row{WorkerID: "AB12CD", Gist: gist, Files: []string{file1, file2}, CheckedInAt: "2026-03-01T09:15:00.000Z", UpdatedAt: "2026-03-01T09:15:00.000Z"}

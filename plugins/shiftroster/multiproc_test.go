@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +21,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -58,7 +57,7 @@ func TestHelperProcess(t *testing.T) {
 	if mode == "" {
 		t.Skip("helper process body; runs only when re-executed by another test")
 	}
-	cfg := Config{StateDir: os.Getenv(EnvStateDir), DefaultWorkspace: "helper-default", Logger: hclog.NewNullLogger()}
+	cfg := Config{StateDir: os.Getenv(EnvStateDir), DefaultWorkspace: "helper-default", Logger: slog.New(slog.DiscardHandler)}
 	if mode == "contend" {
 		// Contention proves serialization (no lost update, no duplicate
 		// id), not speed: under -race on a loaded 2-core machine eight

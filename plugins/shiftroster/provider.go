@@ -23,12 +23,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"unicode/utf8"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -87,7 +86,7 @@ type Config struct {
 	// Store tunes the store (tests shorten the budget).
 	Store Options
 	// Logger defaults to the SDK's stderr logger.
-	Logger hclog.Logger
+	Logger *slog.Logger
 }
 
 // Provider serves shift_check_in, shift_check_out and the status
@@ -95,7 +94,7 @@ type Config struct {
 type Provider struct {
 	*sdk.Broadcaster
 	cfg Config
-	log hclog.Logger
+	log *slog.Logger
 
 	mu    sync.Mutex
 	store *Store
@@ -103,7 +102,18 @@ type Provider struct {
 	storeHook func(*Store)
 }
 
-var _ sdk.Provider = (*Provider)(nil)
+var (
+	_ sdk.Provider        = (*Provider)(nil)
+	_ sdk.ResourceReader  = (*Provider)(nil)
+	_ sdk.ResourceWatcher = (*Provider)(nil)
+	_ sdk.Describer       = (*Provider)(nil)
+)
+
+// Describe lists the tools and status resources, so the host refuses to
+// start against a spec that gives this provider something it lacks.
+func (p *Provider) Describe() sdk.Description {
+	return sdk.Description{Tools: []string{ToolCheckIn, ToolCheckOut}, Resources: []string{StatusURI, StatusTemplate}}
+}
 
 // New configures a Provider from the process: SHIFT_STATE_DIR and
 // SHIFT_WORKSPACE, and the start directory for the default workspace

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -71,7 +70,7 @@ func TestCheckInPatchSemantics(t *testing.T) {
 
 func TestUpdatedAtMovesOnlyOnRealChange(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 15, 0, 0, time.UTC)
-	p := NewWithConfig(Config{StateDir: realTempDir(t), DefaultWorkspace: defaultWS, Store: Options{Now: func() time.Time { return now }}, Logger: hclog.NewNullLogger()})
+	p := NewWithConfig(Config{StateDir: realTempDir(t), DefaultWorkspace: defaultWS, Store: Options{Now: func() time.Time { return now }}, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = p.Close() })
 	d := checkIn(t, p, map[string]any{"gist": "g"})
 	now = now.Add(time.Minute)
@@ -172,7 +171,7 @@ func mustStore(t testing.TB, p *Provider) *Store {
 
 func TestRosterOrderAndSnapshot(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	p := NewWithConfig(Config{StateDir: realTempDir(t), DefaultWorkspace: defaultWS, Store: Options{Now: func() time.Time { return now }}, Logger: hclog.NewNullLogger()})
+	p := NewWithConfig(Config{StateDir: realTempDir(t), DefaultWorkspace: defaultWS, Store: Options{Now: func() time.Time { return now }}, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = p.Close() })
 	var ids []string
 	for i := range 4 {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,8 +13,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -405,7 +404,7 @@ func TestBusyIsAToolError(t *testing.T) {
 		done <- err
 	}()
 	<-inTx
-	p := NewWithConfig(Config{StateDir: dir, DefaultWorkspace: "w", Store: Options{Budget: 200 * time.Millisecond}, Logger: hclog.NewNullLogger()})
+	p := NewWithConfig(Config{StateDir: dir, DefaultWorkspace: "w", Store: Options{Budget: 200 * time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = p.Close() })
 	// The first call opens the store, which needs the lock too.
 	for _, c := range []struct {

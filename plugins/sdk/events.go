@@ -1,0 +1,275 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/fluxgit/fluxgit/internal/wire"
+)
+
+// Level is a log severity, one of the eight RFC 5424 names MCP uses.
+type Level string
+
+// The levels, least severe first.
+const (
+	LevelDebug     Level = "debug"
+	LevelInfo      Level = "info"
+	LevelNotice    Level = "notice"
+	LevelWarning   Level = "warning"
+	LevelError     Level = "error"
+	LevelCritical  Level = "critical"
+	LevelAlert     Level = "alert"
+	LevelEmergency Level = "emergency"
+)
+
+var levelRank = map[Level]int{
+	LevelDebug: 0, LevelInfo: 1, LevelNotice: 2, LevelWarning: 3,
+	LevelError: 4, LevelCritical: 5, LevelAlert: 6, LevelEmergency: 7,
+}
+
+// Severity orders the levels: 0 for debug up to 7 for emergency, -1 for
+// a name that is not a level.
+func (l Level) Severity() int {
+	if r, ok := levelRank[l]; ok {
+		return r
+	}
+	return -1
+}
+
+// AtLeast reports whether l is a level and at least as severe as min (also
+// a level).
+func (l Level) AtLeast(min Level) bool {
+	s, m := l.Severity(), min.Severity()
+	return s >= 0 && m >= 0 && s >= m
+}
+
+// events is a call's link to the host while it runs.
+type events struct {
+	stream *wire.Stream
+	mu     sync.Mutex
+	last   float64
+	sent   bool
+}
+
+// Progress reports how far the call has got: done out of total (total <= 0
+// when unknown), with an optional message. It does nothing unless the
+// client asked for progress (Meta.Progress). MCP wants progress to grow
+// with each report, so a report that does not exceed the previous one is
+// dropped. It is safe to call from several goroutines.
+func (c *Call) Progress(done, total float64, message string) {
+	if c == nil || c.events == nil || !c.Meta.Progress {
+		return
+	}
+	e := c.events
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.sent && done <= e.last {
+		return
+	}
+	p := &wire.Progress{Progress: done, Message: message}
+	if total > 0 {
+		p.Total = &total
+	}
+	// An event that cannot be sent means the call is over or the host is
+	// gone; the call's own result (or ctx) reports that.
+	if e.stream.Emit(wire.Event{Progress: p}) == nil {
+		e.last, e.sent = done, true
+	}
+}
+
+// Log sends a log message to the client: data is any JSON-marshalable
+// value (a string, a map), logger an optional name for its source. It is
+// dropped when the client did not ask for logs (Meta.LogLevel empty), when
+// level is below Meta.LogLevel, or when level is not one of the Level
+// constants. It is safe to call from several goroutines.
+//
+// These messages go to the client, typically a model; use Logger for the
+// operator's log.
+func (c *Call) Log(level Level, logger string, data any) {
+	if c == nil || c.events == nil || c.Meta.LogLevel == "" || !level.AtLeast(c.Meta.LogLevel) {
+		return
+	}
+	b, err := wire.Marshal(data)
+	if err != nil {
+		b, _ = wire.Marshal(fmt.Sprint(data))
+	}
+	_ = c.events.stream.Emit(wire.Event{Log: &wire.Log{Level: string(level), Logger: logger, Data: b}})
+}
+
+// Role is the speaker of a message.
+type Role string
+
+// The roles.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Content is one MCP content block. Providers send text; a client's
+// sampling answer may also be an image or audio (Data, base64, with
+// MimeType).
+type Content struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+}
+
+// TextContent is a text content block.
+func TextContent(text string) Content { return Content{Type: "text", Text: text} }
+
+// SamplingMessage is one message of a sampling conversation.
+type SamplingMessage struct {
+	Role    Role    `json:"role"`
+	Content Content `json:"content"`
+}
+
+// ModelPreferences are hints for the client's choice of model; it may
+// ignore them. Priorities run from 0 to 1.
+type ModelPreferences struct {
+	Hints                []ModelHint `json:"hints,omitempty"`
+	CostPriority         *float64    `json:"costPriority,omitempty"`
+	SpeedPriority        *float64    `json:"speedPriority,omitempty"`
+	IntelligencePriority *float64    `json:"intelligencePriority,omitempty"`
+}
+
+// ModelHint names a model or model family, such as "claude-3-5-sonnet".
+type ModelHint struct {
+	Name string `json:"name,omitempty"`
+}
+
+// SamplingRequest asks the client's model for a message (MCP
+// sampling/createMessage). The client, usually with its user, decides
+// whether and how to answer.
+type SamplingRequest struct {
+	Messages         []SamplingMessage `json:"messages"`
+	SystemPrompt     string            `json:"systemPrompt,omitempty"`
+	MaxTokens        int               `json:"maxTokens"`
+	ModelPreferences *ModelPreferences `json:"modelPreferences,omitempty"`
+	Temperature      *float64          `json:"temperature,omitempty"`
+	StopSequences    []string          `json:"stopSequences,omitempty"`
+}
+
+// SamplingResult is the client's answer to a SamplingRequest.
+type SamplingResult struct {
+	Role    Role    `json:"role"`
+	Content Content `json:"content"`
+	// Model names the model that answered.
+	Model string `json:"model"`
+	// StopReason is "endTurn", "stopSequence", "maxTokens" or another
+	// client-defined reason.
+	StopReason string `json:"stopReason,omitempty"`
+}
+
+// UnmarshalJSON also accepts the list of content blocks newer clients may
+// send, keeping the first text block (or the first block).
+func (r *SamplingResult) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Role       Role            `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		Model      string          `json:"model"`
+		StopReason string          `json:"stopReason"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*r = SamplingResult{Role: raw.Role, Model: raw.Model, StopReason: raw.StopReason}
+	switch {
+	case len(raw.Content) == 0:
+		return nil
+	case raw.Content[0] != '[':
+		return json.Unmarshal(raw.Content, &r.Content)
+	}
+	var blocks []Content
+	if err := json.Unmarshal(raw.Content, &blocks); err != nil {
+		return err
+	}
+	for _, c := range blocks {
+		if c.Type == "text" {
+			r.Content = c
+			return nil
+		}
+	}
+	if len(blocks) > 0 {
+		r.Content = blocks[0]
+	}
+	return nil
+}
+
+// ElicitRequest asks the client's user for input (MCP elicitation/create,
+// form mode).
+type ElicitRequest struct {
+	// Message tells the user what is being asked and why.
+	Message string `json:"message"`
+	// RequestedSchema is a flat JSON Schema object of primitive properties
+	// describing the answer.
+	RequestedSchema json.RawMessage `json:"requestedSchema"`
+}
+
+// ElicitAction is how the user responded.
+type ElicitAction string
+
+// The elicitation actions.
+const (
+	ElicitAccept  ElicitAction = "accept"
+	ElicitDecline ElicitAction = "decline"
+	ElicitCancel  ElicitAction = "cancel"
+)
+
+// ElicitResult is the user's answer; Content is set when Action is accept.
+type ElicitResult struct {
+	Action  ElicitAction   `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// Sample asks the client's model for a message. It needs the client's
+// sampling capability (Meta.Client.Sampling): without it the result is an
+// *Error of KindClientCapability, which a provider may return as is. It
+// blocks until the client answers, the host gives up, or ctx ends.
+func (c *Call) Sample(ctx context.Context, req *SamplingRequest) (*SamplingResult, error) {
+	if c == nil || c.events == nil || !c.Meta.Client.Sampling {
+		return nil, MissingCapability("sampling")
+	}
+	var out SamplingResult
+	if err := c.request(ctx, wire.MethodSampling, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Elicit asks the client's user for input. It needs the client's
+// elicitation capability (Meta.Client.Elicitation): without it the result
+// is an *Error of KindClientCapability, which a provider may return as
+// is. It blocks until the user answers, the host gives up, or ctx ends.
+func (c *Call) Elicit(ctx context.Context, req *ElicitRequest) (*ElicitResult, error) {
+	if c == nil || c.events == nil || !c.Meta.Client.Elicitation {
+		return nil, MissingCapability("elicitation")
+	}
+	var out ElicitResult
+	if err := c.request(ctx, wire.MethodElicitation, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func (c *Call) request(ctx context.Context, method string, params, out any) error {
+	b, err := wire.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("sdk: encode %s: %w", method, err)
+	}
+	res, err := c.events.stream.Request(ctx, method, b)
+	if err != nil {
+		var f *wire.Failure
+		if errors.As(err, &f) {
+			return &Error{Kind: ErrorKind(f.Kind), Message: f.Message, Details: f.Details, Data: f.Data}
+		}
+		return fmt.Errorf("sdk: %s: %w", method, err)
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		return fmt.Errorf("sdk: decode the client's %s answer: %w", method, err)
+	}
+	return nil
+}
