@@ -160,6 +160,11 @@ func Build(cfg *Config, builtins []string, self string, log hclog.Logger) (*Host
 				return nil, fmt.Errorf("spec of provider %s: resource %s names provider %q", l.Owner, r.Name, r.Provider)
 			}
 		}
+		for _, p := range own.Prompts {
+			if p.Provider != l.Owner {
+				return nil, fmt.Errorf("spec of provider %s: prompt %s names provider %q", l.Owner, p.Name, p.Provider)
+			}
+		}
 	}
 	cat, err := catalog.Load(fss...)
 	if err != nil {
@@ -205,10 +210,27 @@ func Expectation(cat *catalog.Catalog, name string) *providers.Expectation {
 	return e
 }
 
-// expectPrompts is the hook for the prompts a provider owns. The catalog
-// has no prompts yet; once it has (catalog.Prompts, with Provider,
-// HostRendered and Arguments[].Complete, and Resource.Complete on
-// templates), it adds every prompt the provider renders itself to
-// e.Prompts with e.Needs.Prompts, and sets e.Needs.Completion when one of
-// the provider's prompt arguments or template variables is completable.
-func expectPrompts(_ *catalog.Catalog, _ string, _ *providers.Expectation) {}
+// expectPrompts adds what the provider's prompts need: every prompt it
+// renders itself (the spec gives it no messages), and completion when one
+// of its prompt arguments or template variables is marked completable.
+func expectPrompts(cat *catalog.Catalog, name string, e *providers.Expectation) {
+	for _, p := range cat.Prompts {
+		if p.Provider != name {
+			continue
+		}
+		if !p.HostRendered() {
+			e.Prompts = append(e.Prompts, p.Name)
+			e.Needs.Prompts = true
+		}
+		for _, a := range p.Arguments {
+			if a.Complete {
+				e.Needs.Completion = true
+			}
+		}
+	}
+	for _, r := range cat.Templates {
+		if r.Provider == name && len(r.Complete) > 0 {
+			e.Needs.Completion = true
+		}
+	}
+}
