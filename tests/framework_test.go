@@ -130,7 +130,7 @@ func TestExampleProviderCapabilities(t *testing.T) {
 			if d := exampleData(t, res); d["steps"] != float64(4) {
 				t.Fatalf("count data: %v", d)
 			}
-			got := seen.snapshot()
+			got := settleProgress(seen, 5)
 			if want := []float64{0, 1, 2, 3, 4}; !slices.Equal(got.progress, want) {
 				t.Fatalf("progress %v, want %v", got.progress, want)
 			}
@@ -189,6 +189,33 @@ func TestExampleProviderCapabilities(t *testing.T) {
 	}
 }
 
+// settle waits until the client has handled n log messages: the go-sdk
+// client runs notification handlers apart from replies, so a reply can be
+// returned before the notifications the server wrote ahead of it were
+// handled. It returns what was seen (the caller checks the count).
+func settle(seen *clientLog, n int) clientLog {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := seen.snapshot()
+		if len(got.logLevels) >= n || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// settleProgress is settle for progress notifications.
+func settleProgress(seen *clientLog, n int) clientLog {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := seen.snapshot()
+		if len(got.progress) >= n || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // Log lines reach a legacy client only from logging/setLevel on, at and
 // above the level it chose.
 func TestExampleProviderLogging(t *testing.T) {
@@ -208,14 +235,14 @@ func TestExampleProviderLogging(t *testing.T) {
 	}
 	call()
 	all := []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-	if got := seen.snapshot().logLevels; !slices.Equal(got, all) {
+	if got := settle(seen, 8).logLevels; !slices.Equal(got, all) {
 		t.Fatalf("at debug: %v", got)
 	}
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
 		t.Fatal(err)
 	}
 	call()
-	if got := seen.snapshot().logLevels[8:]; !slices.Equal(got, all[4:]) {
+	if got := settle(seen, 12).logLevels[8:]; !slices.Equal(got, all[4:]) {
 		t.Fatalf("at error: %v", got)
 	}
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "loud"}); err == nil || !strings.Contains(err.Error(), "debug, info") {

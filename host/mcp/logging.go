@@ -31,7 +31,7 @@ func badLevel(where string) string {
 func (sess *Session) setLevel(p params) (json.RawMessage, error) {
 	var level string
 	if raw, ok := p["level"]; !ok || json.Unmarshal(raw, &level) != nil || levelRank(level) < 0 {
-		return nil, invalidParams(badLevel("params.level"))
+		return nil, refuseParams(badLevel("params.level"))
 	}
 	sess.mu.Lock()
 	sess.logLevel = level

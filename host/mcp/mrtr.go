@@ -134,7 +134,7 @@ func (s *Server) park(rq *request, tool *catalog.Tool, call *wire.Call, p params
 func (s *Server) resume(rq *request, tool *catalog.Tool, call *wire.Call, p params) (*parked, error) {
 	var token string
 	if json.Unmarshal(p["requestState"], &token) != nil {
-		return nil, invalidParams("params.requestState must be the string an input_required result returned")
+		return nil, refuseParams("params.requestState must be the string an input_required result returned")
 	}
 	s.parkedCalls.mu.Lock()
 	pc := s.parkedCalls.calls[token]
@@ -144,19 +144,19 @@ func (s *Server) resume(rq *request, tool *catalog.Tool, call *wire.Call, p para
 	}
 	s.parkedCalls.mu.Unlock()
 	if pc == nil {
-		return nil, invalidParams("params.requestState is unknown or expired (a call waits " + inputWait.String() +
+		return nil, refuseParams("params.requestState is unknown or expired (a call waits " + inputWait.String() +
 			" for its input); call the tool again without requestState and inputResponses")
 	}
 	pc.timer.Stop()
 	if pc.tool != tool.Name || !bytes.Equal(pc.args, call.Arguments) || pc.client != rq.gen.client.Name {
 		pc.cancel()
-		return nil, invalidParams("params.requestState belongs to a different call: a retry must repeat the tool name and arguments of the call that returned it")
+		return nil, refuseParams("params.requestState belongs to a different call: a retry must repeat the tool name and arguments of the call that returned it")
 	}
 	var responses map[string]json.RawMessage
 	if raw, ok := p["inputResponses"]; ok && string(raw) != "null" {
 		if json.Unmarshal(raw, &responses) != nil {
 			pc.cancel()
-			return nil, invalidParams("params.inputResponses must be an object mapping each inputRequests key to the client's result")
+			return nil, refuseParams("params.inputResponses must be an object mapping each inputRequests key to the client's result")
 		}
 	}
 	pc.mu.Lock()
@@ -164,7 +164,7 @@ func (s *Server) resume(rq *request, tool *catalog.Tool, call *wire.Call, p para
 		if _, ok := pc.pending[k]; !ok {
 			pc.mu.Unlock()
 			pc.cancel()
-			return nil, invalidParams(fmt.Sprintf("params.inputResponses has key %q, which the input_required result did not ask; answer only its inputRequests keys", k))
+			return nil, refuseParams(fmt.Sprintf("params.inputResponses has key %q, which the input_required result did not ask; answer only its inputRequests keys", k))
 		}
 	}
 	for k, res := range responses {

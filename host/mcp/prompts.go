@@ -65,7 +65,7 @@ func stringArguments(raw json.RawMessage, key string) (map[string]string, error)
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil || m == nil {
-		return nil, invalidParams(key + " must be an object mapping argument names to strings")
+		return nil, refuseParams(key + " must be an object mapping argument names to strings")
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -75,7 +75,7 @@ func stringArguments(raw json.RawMessage, key string) (map[string]string, error)
 	for _, k := range keys {
 		var v string
 		if json.Unmarshal(m[k], &v) != nil {
-			return nil, invalidParams(fmt.Sprintf("%s.%s must be a string (prompt arguments are strings)", key, k))
+			return nil, refuseParams(fmt.Sprintf("%s.%s must be a string (prompt arguments are strings)", key, k))
 		}
 		args[k] = v
 	}
@@ -111,7 +111,7 @@ func (s *Server) confinePromptArgs(pr *catalog.Prompt, args map[string]string) e
 func (s *Server) promptsGet(ctx context.Context, rq *request, p params) (json.RawMessage, error) {
 	var name string
 	if raw, ok := p["name"]; !ok || json.Unmarshal(raw, &name) != nil || name == "" {
-		return nil, invalidParams("params.name must be the name of a prompt from prompts/list")
+		return nil, refuseParams("params.name must be the name of a prompt from prompts/list")
 	}
 	pr, ok := s.opts.Catalog.Prompt(name)
 	if !ok {
@@ -223,7 +223,7 @@ func (s *Server) complete(ctx context.Context, rq *request, p params) (json.RawM
 	}
 	raw, _ := json.Marshal(p)
 	if json.Unmarshal(raw, &req) != nil || req.Ref == nil || req.Argument == nil || req.Argument.Name == nil || req.Argument.Value == nil {
-		return nil, invalidParams(`completion/complete needs ref {type:"ref/prompt",name} or {type:"ref/resource",uri} and argument {name, value} (strings)`)
+		return nil, refuseParams(`completion/complete needs ref {type:"ref/prompt",name} or {type:"ref/resource",uri} and argument {name, value} (strings)`)
 	}
 	ctxArgs := map[string]string{}
 	if req.Context != nil {
@@ -242,7 +242,7 @@ func (s *Server) complete(ctx context.Context, rq *request, p params) (json.RawM
 			return nil, s.unknownPrompt(req.Ref.Name)
 		}
 		if _, ok := pr.Argument(arg); !ok {
-			return nil, invalidParams(fmt.Sprintf("argument.name %q is not an argument of prompt %s; its arguments are %s", arg, pr.Name, argNames(pr)))
+			return nil, refuseParams(fmt.Sprintf("argument.name %q is not an argument of prompt %s; its arguments are %s", arg, pr.Name, argNames(pr)))
 		}
 		if !pr.Completable(arg) {
 			return emptyCompletion, nil
@@ -261,14 +261,14 @@ func (s *Server) complete(ctx context.Context, rq *request, p params) (json.RawM
 			}
 		}
 		if tmpl == nil {
-			return nil, invalidParams(fmt.Sprintf("ref.uri %q is not a resource template from resources/templates/list", req.Ref.URI))
+			return nil, refuseParams(fmt.Sprintf("ref.uri %q is not a resource template from resources/templates/list", req.Ref.URI))
 		}
 		if !tmpl.Completable(arg) {
 			return emptyCompletion, nil
 		}
 		creq.Template, provider = tmpl.URITemplate, tmpl.Provider
 	default:
-		return nil, invalidParams(`ref.type must be "ref/prompt" or "ref/resource"`)
+		return nil, refuseParams(`ref.type must be "ref/prompt" or "ref/resource"`)
 	}
 	res, err := s.opts.Providers.Complete(ctx, provider, creq)
 	if err != nil {

@@ -171,6 +171,15 @@ func invalidParams(details string) *rpcError {
 	return &rpcError{Code: codeInvalidParams, Message: "Invalid params", Data: map[string]any{"details": details}}
 }
 
+// refuseParams is invalidParams with the details in the message too, for
+// the newer methods (prompts, completion, logging, input round trips):
+// many clients show a model only the message of an error.
+func refuseParams(details string) *rpcError {
+	e := invalidParams(details)
+	e.Message += ": " + details
+	return e
+}
+
 // spliceFields returns obj with the given key/value pairs prepended. Results
 // are built once as raw JSON; the modern generation's decorations are
 // spliced in rather than re-encoding the whole result.
