@@ -58,6 +58,15 @@ func newProvidersCmd(g *globalOptions) *cobra.Command {
 					failed++
 				}
 				fmt.Fprintf(out, "%s (%s)\n  starts: %s\n  describe: %s\n  tools (%d): %s\n", name, kind, state, described, len(tools), strings.Join(tools, ", "))
+				var prompts []string
+				for _, p := range h.Catalog.Prompts {
+					if p.Provider == name {
+						prompts = append(prompts, p.Name)
+					}
+				}
+				if len(prompts) > 0 {
+					fmt.Fprintf(out, "  prompts (%d): %s\n", len(prompts), strings.Join(prompts, ", "))
+				}
 			}
 			if failed > 0 {
 				return &exitError{code: 1, err: fmt.Errorf("%d provider(s) failed to start or do not serve their spec", failed)}
