@@ -30,7 +30,12 @@ func exampleEnv(t testing.TB) []string {
 
 // clientLog collects what the go-sdk client receives besides replies.
 type clientLog struct {
-	mu        sync.Mutex
+	mu sync.Mutex
+	seenEvents
+}
+
+// seenEvents is what a clientLog holds, copied out by snapshot.
+type seenEvents struct {
 	progress  []float64
 	messages  []string // progress messages
 	logLevels []string
@@ -38,10 +43,10 @@ type clientLog struct {
 	samples   int
 }
 
-func (c *clientLog) snapshot() clientLog {
+func (c *clientLog) snapshot() seenEvents {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return clientLog{progress: slices.Clone(c.progress), messages: slices.Clone(c.messages),
+	return seenEvents{progress: slices.Clone(c.progress), messages: slices.Clone(c.messages),
 		logLevels: slices.Clone(c.logLevels), elicits: slices.Clone(c.elicits), samples: c.samples}
 }
 
@@ -193,7 +198,7 @@ func TestExampleProviderCapabilities(t *testing.T) {
 // client runs notification handlers apart from replies, so a reply can be
 // returned before the notifications the server wrote ahead of it were
 // handled. It returns what was seen (the caller checks the count).
-func settle(seen *clientLog, n int) clientLog {
+func settle(seen *clientLog, n int) seenEvents {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		got := seen.snapshot()
@@ -205,7 +210,7 @@ func settle(seen *clientLog, n int) clientLog {
 }
 
 // settleProgress is settle for progress notifications.
-func settleProgress(seen *clientLog, n int) clientLog {
+func settleProgress(seen *clientLog, n int) seenEvents {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		got := seen.snapshot()
@@ -292,5 +297,69 @@ func TestExampleProviderCancel(t *testing.T) {
 				t.Fatalf("provider saw %q, want cancelled", b)
 			}
 		})
+	}
+}
+
+// The built-in prompts' completions come from the real providers: branch
+// names and unmerged paths of the repository named in the context (which
+// the host confines first), and the roster's workspaces.
+func TestBuiltinCompletions(t *testing.T) {
+	repo := fixtureRepo(t)
+	writeFile(t, filepath.Join(repo, "clash.txt"), "base\n")
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-q", "-m", "base")
+	git(t, repo, "checkout", "-q", "-b", "side")
+	writeFile(t, filepath.Join(repo, "clash.txt"), "side\n")
+	git(t, repo, "commit", "-q", "-am", "side")
+	git(t, repo, "checkout", "-q", "main")
+	writeFile(t, filepath.Join(repo, "clash.txt"), "main\n")
+	git(t, repo, "commit", "-q", "-am", "main")
+	if err := gitCmd(repo, "merge", "-q", "side").Run(); err == nil {
+		t.Fatal("merge did not conflict")
+	}
+	state := canonicalTempDir(t)
+	env := append(baseEnv(t), "SHIFT_STATE_DIR="+state, "FLUXGIT_MCP_ALLOWED_ROOTS="+filepath.Dir(repo))
+	s := startServer(t, env)
+	initialize(t, s)
+	values := func(id int, prompt, arg, value string, ctx map[string]any) []string {
+		t.Helper()
+		p := map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": prompt}, "argument": map[string]any{"name": arg, "value": value}}
+		if ctx != nil {
+			p["context"] = map[string]any{"arguments": ctx}
+		}
+		r := s.call(id, "completion/complete", p)
+		if r.Error != nil {
+			t.Fatalf("%s.%s: %s", prompt, arg, r.raw)
+		}
+		var out struct {
+			Completion struct {
+				Values []string `json:"values"`
+			} `json:"completion"`
+		}
+		_ = json.Unmarshal(r.Result, &out)
+		return out.Completion.Values
+	}
+	if got := values(1, "review_branch", "base", "", map[string]any{"repoPath": repo}); !slices.Equal(got, []string{"feature/cart", "main", "side"}) {
+		t.Fatalf("branches: %v", got)
+	}
+	if got := values(2, "review_branch", "base", "fe", map[string]any{"repoPath": repo}); !slices.Equal(got, []string{"feature/cart"}) {
+		t.Fatalf("branches by prefix: %v", got)
+	}
+	if got := values(3, "explain_conflict", "path", "", map[string]any{"repoPath": repo}); !slices.Equal(got, []string{"clash.txt"}) {
+		t.Fatalf("unmerged paths: %v", got)
+	}
+	if got := values(4, "review_branch", "base", "", nil); len(got) != 0 {
+		t.Fatalf("no repository, yet values: %v", got)
+	}
+	outside := s.call(5, "completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "review_branch"},
+		"argument": map[string]any{"name": "base", "value": ""}, "context": map[string]any{"arguments": map[string]any{"repoPath": canonicalTempDir(t)}}})
+	if outside.Error == nil || outside.Error.Code != -32011 {
+		t.Fatalf("a repository outside the roots: %s", outside.raw)
+	}
+	if r := s.call(6, "tools/call", map[string]any{"name": "shift_check_in", "arguments": map[string]any{"workspace": "alpha-team", "gist": "completions"}}); r.Error != nil || strings.Contains(string(r.Result), `"isError":true`) {
+		t.Fatalf("check in: %s", r.raw)
+	}
+	if got := values(7, "team_status", "workspace", "al", nil); !slices.Contains(got, "alpha-team") {
+		t.Fatalf("workspaces: %v", got)
 	}
 }
