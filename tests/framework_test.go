@@ -363,3 +363,47 @@ func TestBuiltinCompletions(t *testing.T) {
 		t.Fatalf("workspaces: %v", got)
 	}
 }
+
+// Cancelling a tool call whose provider waits for the client's answer
+// withdraws the question: the client gets notifications/cancelled for the
+// request the server sent it, and a late answer changes nothing.
+func TestCancelWithdrawsClientRequest(t *testing.T) {
+	s := startServer(t, exampleEnv(t))
+	r := s.call(0, "initialize", map[string]any{"protocolVersion": "2025-11-25",
+		"capabilities": map[string]any{"elicitation": map[string]any{}}, "clientInfo": map[string]any{"name": "c", "version": "1"}})
+	if r.Error != nil {
+		t.Fatal(r.raw)
+	}
+	s.sendJSON(map[string]any{"jsonrpc": "2.0", "id": "ask", "method": "tools/call",
+		"params": map[string]any{"name": "example.ask", "arguments": map[string]any{"topic": "git"}}})
+	var asked struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.Unmarshal([]byte(s.next(20*time.Second)), &asked); err != nil || asked.Method != "elicitation/create" {
+		t.Fatalf("expected elicitation/create, got %+v %v", asked, err)
+	}
+	s.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": "ask"}})
+	var withdrawn struct {
+		Method string `json:"method"`
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+			Reason    string          `json:"reason"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal([]byte(s.next(20*time.Second)), &withdrawn); err != nil || withdrawn.Method != "notifications/cancelled" ||
+		string(withdrawn.Params.RequestID) != string(asked.ID) || withdrawn.Params.Reason == "" {
+		t.Fatalf("expected the question withdrawn, got %+v %v", withdrawn, err)
+	}
+	// A late answer is dropped; the session goes on, and the cancelled
+	// call gets no reply.
+	s.sendJSON(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(asked.ID), "result": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}})
+	if p := s.call(1, "ping", nil); p.Error != nil {
+		t.Fatal(p.raw)
+	}
+	for _, raw := range s.stray {
+		if strings.Contains(raw, `"id":"ask"`) {
+			t.Fatalf("the cancelled call was answered: %s", raw)
+		}
+	}
+}
