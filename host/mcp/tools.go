@@ -277,6 +277,11 @@ func (s *Server) toolResult(tool *catalog.Tool, g generation, repoPath string, r
 	if err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
 	}
+	if payload, err = appendFields(payload, res.Fields); err != nil {
+		s.log.Error("provider result fields rejected", "tool", tool.Name, "err", err)
+		return nil, errorf(codeInternal, map[string]any{"details": err.Error(), "tool": tool.Name, "retryable": false},
+			"Tool result does not match its outputSchema")
+	}
 	// The provider's data may arrive HTML-escaped (encoding/json's default
 	// on its side); the text the model reads must show '<' as '<'.
 	payload = rpc.UnescapeHTML(payload)
@@ -444,4 +449,36 @@ func (s *Server) failure(f *wire.Failure, g generation, provider string) *rpcErr
 	}
 	data["provider"], data["retryable"] = provider, false
 	return &rpcError{Code: codeInternal, Message: f.Message, Data: data}
+}
+
+// envelopeKeys are the members the host owns in every result envelope.
+var envelopeKeys = map[string]bool{"tool": true, "readOnly": true, "source": true, "tier": true, "repoPath": true, "data": true, "error": true}
+
+// appendFields adds a provider's extra envelope members to payload, in
+// name order so the text a model reads is stable.
+func appendFields(payload []byte, fields map[string]json.RawMessage) ([]byte, error) {
+	if len(fields) == 0 {
+		return payload, nil
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		if envelopeKeys[k] {
+			return nil, fmt.Errorf("the provider set envelope member %q, which the host owns", k)
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	buf := bytes.NewBuffer(bytes.TrimSuffix(payload, []byte("}")))
+	for _, k := range keys {
+		name, _ := rpc.Marshal(k)
+		buf.WriteByte(',')
+		buf.Write(name)
+		buf.WriteByte(':')
+		// Compact, so content[0].text stays one compact JSON value.
+		if err := json.Compact(buf, fields[k]); err != nil {
+			return nil, fmt.Errorf("envelope member %q: %w", k, err)
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
 }

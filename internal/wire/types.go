@@ -55,6 +55,8 @@ type Result struct {
 	Data   json.RawMessage `json:"data,omitempty"`
 	Error  *ToolError      `json:"error,omitempty"`
 	Text   string          `json:"text,omitempty"`
+	// Fields are extra top-level envelope members (previewId, status, …).
+	Fields map[string]json.RawMessage `json:"fields,omitempty"`
 }
 
 // ToolError is a domain error inside a tool result (isError:true).

@@ -99,6 +99,11 @@ type Result struct {
 	// (Data, or Error, then goes out as structuredContent unwrapped), so it
 	// should carry everything a model needs, errors included.
 	Text string `json:"text,omitempty"`
+	// Fields are extra top-level members of the result envelope, next to
+	// tool, readOnly, source, tier, repoPath, data and error (which they
+	// may not name): a write proposal's previewId, status and nextAction,
+	// say. The tool's outputSchema must allow them.
+	Fields map[string]json.RawMessage `json:"fields,omitempty"`
 }
 
 // ToolError is a domain error reported inside a tool result, such as

@@ -73,7 +73,7 @@ func (h *handler) Call(ctx context.Context, c *wire.Call, s *wire.Stream) (*wire
 	if res == nil {
 		return nil, nil
 	}
-	out := &wire.Result{Source: res.Source, Data: res.Data, Text: res.Text}
+	out := &wire.Result{Source: res.Source, Data: res.Data, Text: res.Text, Fields: res.Fields}
 	if res.Error != nil {
 		out.Error = &wire.ToolError{Code: res.Error.Code, Message: res.Error.Message, Data: res.Error.Data}
 	}
