@@ -176,7 +176,7 @@ func (s *Server) providerError(ctx context.Context, err error, g generation, pro
 	var f *wire.Failure
 	switch {
 	case errors.As(err, &f):
-		return s.failure(f, g, provider)
+		return s.failure(f, g, provider, true)
 	case ctx.Err() != nil:
 		return errorf(codeRequestCancelled, nil, "Request cancelled")
 	case errors.Is(err, wire.ErrNotImplemented):

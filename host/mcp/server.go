@@ -21,11 +21,15 @@ import (
 	"github.com/fluxgit/fluxgit/internal/wire"
 )
 
-// Instructions is sent to agents in initialize and server/discover.
+// Instructions is the orientation sent to agents in initialize and
+// server/discover; see Server.instructions for the parts added only when
+// what they describe is served.
 const Instructions = "fluxgit serves Git repositories to coding agents. Start with repo.brief (or repo.status) " +
-	"to orient yourself in a repository. Read tools never modify the repository, its index, refs or config. " +
-	"Write tools (operation.preview.*) only create a proposal that a human approves in the FluxGit app: keep " +
-	"the returned previewId and follow it with operation.status until it reaches a terminal status."
+	"to orient yourself in a repository. Read tools never modify the repository, its index, refs or config."
+
+// writeInstructions is added when write proposals are served.
+const writeInstructions = " Write tools (operation.preview.*) only create a proposal that a person approves (in the FluxGit app " +
+	"or fluxgit's gateway): keep the returned previewId and follow it with operation.status until it reaches a terminal status."
 
 // Dispatcher runs provider work; *providers.Manager is the production
 // implementation. Provider failures of a known kind come back as
@@ -94,6 +98,19 @@ func New(opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{opts: opts, log: log, ctx: ctx, cancel: cancel,
 		sessions: map[*Session]struct{}{}, watches: map[string]*watch{}}
+}
+
+// instructions describes only what this server serves: the write
+// sentence appears only when some operation.preview.* tool is served.
+func (s *Server) instructions() string {
+	if s.opts.Catalog != nil {
+		for _, t := range s.opts.Catalog.Tools {
+			if strings.HasPrefix(t.Name, "operation.preview.") {
+				return Instructions + writeInstructions
+			}
+		}
+	}
+	return Instructions
 }
 
 // Close stops the server's resource watches. Sessions still serving keep
@@ -212,7 +229,7 @@ func (s *Server) discover() (json.RawMessage, error) {
 	return rpc.Marshal(map[string]any{
 		"supportedVersions": SupportedVersions,
 		"capabilities":      s.capabilities(),
-		"instructions":      Instructions,
+		"instructions":      s.instructions(),
 	})
 }
 

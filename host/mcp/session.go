@@ -431,6 +431,6 @@ func (sess *Session) initialize(p params) (json.RawMessage, error) {
 		"protocolVersion": g.version,
 		"capabilities":    s.capabilities(),
 		"serverInfo":      s.serverInfo(g),
-		"instructions":    Instructions,
+		"instructions":    s.instructions(),
 	})
 }

@@ -177,13 +177,16 @@ func (s *Server) toolsCall(ctx context.Context, rq *request, p params) (res json
 			if f.Kind == wire.KindInvalidArgument {
 				return s.argumentRefused(tool, g, msgInvalidParams, f.Details)
 			}
-			return nil, false, s.failure(f, g, tool.Provider)
+			return nil, false, s.failure(f, g, tool.Provider, tool.ReadOnly)
 		}
 		if ctx.Err() != nil {
 			return nil, false, errorf(codeRequestCancelled, nil, "Request cancelled")
 		}
 		s.log.Error("provider call failed", "provider", tool.Provider, "tool", name, "err", err)
-		return nil, false, errorf(codeInternal, map[string]any{"provider": tool.Provider, "details": err.Error(), "retryable": true},
+		// Only a read may be retried blindly: a write proposal that failed
+		// in the provider may or may not have reached the gateway, so the
+		// agent must check (operation.status) rather than propose again.
+		return nil, false, errorf(codeInternal, map[string]any{"provider": tool.Provider, "details": err.Error(), "retryable": tool.ReadOnly},
 			"Provider %s failed", tool.Provider)
 	}
 	res, err = s.toolResult(tool, g, repoPath, pres)
@@ -417,7 +420,9 @@ func (s *Server) resourcesRead(ctx context.Context, g generation, p params) (jso
 
 // failure maps a provider failure of a known kind to the JSON-RPC error
 // the generation expects. Providers never choose codes: the host does.
-func (s *Server) failure(f *wire.Failure, g generation, provider string) *rpcError {
+// retryable says whether the request may be repeated blindly (false for
+// a write proposal, which may have reached the gateway).
+func (s *Server) failure(f *wire.Failure, g generation, provider string, retryable bool) *rpcError {
 	data := map[string]any{}
 	for k, v := range f.Data {
 		data[k] = v
@@ -444,7 +449,7 @@ func (s *Server) failure(f *wire.Failure, g generation, provider string) *rpcErr
 		}
 		return &rpcError{Code: codeMissingCapability, Message: "Missing required client capability", Data: data}
 	case wire.KindUnavailable:
-		data["provider"], data["retryable"] = provider, true
+		data["provider"], data["retryable"] = provider, retryable
 		return &rpcError{Code: codeInternal, Message: f.Message, Data: data}
 	}
 	data["provider"], data["retryable"] = provider, false
