@@ -26,7 +26,7 @@ import (
 // gateway served.
 const SourceGateway = "fluxgit-gateway"
 
-// Limits of the gateway path (README.md, semantic diff): files per call,
+// Limits of the gateway path (spec/tools/diff.semantic.yaml): files per call,
 // diff lines per file, and the size of a per-file reason taken from the
 // engine.
 const (
