@@ -2,22 +2,28 @@ package gitread
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/fluxgit/fluxgit/plugins/gateway"
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
 // diff.semantic and diff.semanticFallbacks. The semantic engine lives in
-// the FluxGit gateway; this provider serves the honest local fallback:
-// supported:false plus ready-to-use diff.text arguments. Unsafe revisions
-// (starting with '-') never reach git: they are dropped from
+// the FluxGit gateway: when an address is configured and the repository is
+// registered with FluxGit, the changed files are sent to it
+// (diff_semantic_gateway.go) and its answer, checked entry by entry, is
+// served with source "fluxgit-gateway". Otherwise — and after any gateway
+// failure — the provider serves the honest local fallback: supported:false
+// plus ready-to-use diff.text arguments. Unsafe revisions (starting with
+// '-') never reach git or the gateway: they are dropped from
 // textDiffArguments and named in rejectedArguments instead of failing the
 // call.
 
 func init() {
-	register("diff.semantic", (*Provider).diffSemantic)
-	register("diff.semanticFallbacks", (*Provider).diffSemanticFallbacks)
+	registerResult("diff.semantic", semanticTool(func(o *semanticOutcome) any { return o.semantic() }))
+	registerResult("diff.semanticFallbacks", semanticTool(func(o *semanticOutcome) any { return o.fallbacks() }))
 }
 
 type semanticArgs struct {
@@ -63,7 +69,51 @@ type SemanticFallbacksData struct {
 	RejectedArguments []string           `json:"rejectedArguments"`
 }
 
-func (p *Provider) semanticFallback(ctx context.Context, call *sdk.Call) (*SemanticData, error) {
+// Sentences of the local fallback's reason. The first and the last are
+// always there; the middle one says why the gateway did not answer, so
+// an agent (or the person reading along) can tell "not configured" from
+// "not registered" from "the gateway failed".
+const (
+	semanticReasonLocal         = "Semantic diff is computed by the FluxGit diff engine; this result is served in local sidecar fallback mode."
+	semanticReasonNoGateway     = "No FluxGit gateway address is configured."
+	semanticReasonUnregistered  = "The repository is not registered with FluxGit (no repoId argument, and no entry of the FluxGit run directory's repository registry names it), so the gateway was not asked."
+	semanticReasonRefusedNoCall = "The gateway was not asked because a revision argument was refused."
+	semanticReasonNext          = "Call diff.text with textDiffArguments for the line diff."
+)
+
+// semanticOutcome is the answer of either path: gateway set when the
+// gateway served the diff, else local.
+type semanticOutcome struct {
+	local   *SemanticData
+	gateway *gatewaySemantic
+}
+
+// semanticTool wraps the shared work of both tools. Like register, it does
+// the whole call again when a repository moved during a git call.
+func semanticTool(render func(*semanticOutcome) any) toolFunc {
+	return func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
+		for attempt := 1; ; attempt++ {
+			actx, pins := gitexec.WithPins(ctx)
+			o, err := p.semanticOutcome(actx, call)
+			pins.Close()
+			if attempt < movedAttempts && errors.Is(err, gitexec.ErrMoved) && ctx.Err() == nil {
+				continue
+			}
+			if err != nil {
+				return finish(nil, err)
+			}
+			if o.gateway != nil {
+				return sdk.OK(SourceGateway, render(o))
+			}
+			return finish(render(o), nil)
+		}
+	}
+}
+
+// semanticOutcome decides between the gateway and the local fallback.
+// Only opening the repository can fail the call; everything after it
+// degrades to the local fallback with the reason spelled out.
+func (p *Provider) semanticOutcome(ctx context.Context, call *sdk.Call) (*semanticOutcome, error) {
 	var a semanticArgs
 	if err := decode(call, &a); err != nil {
 		return nil, err
@@ -91,30 +141,70 @@ func (p *Provider) semanticFallback(ctx context.Context, call *sdk.Call) (*Seman
 		*f.dst = f.val
 	}
 	d.TextDiffArguments.Path = a.Path
-	_, d.GatewayConfigured = gateway.FromEnv()
-	reasons := []string{"Semantic diff is computed by the FluxGit diff engine; this result is served in local sidecar fallback mode."}
-	if !d.GatewayConfigured {
-		reasons = append(reasons, "No FluxGit gateway address is configured.")
-	} else {
-		reasons = append(reasons, "Gateway enrichment is not available in this build.")
+	addr, configured := gateway.FromEnv()
+	d.GatewayConfigured = configured
+
+	var why string
+	switch {
+	case !configured:
+		why = semanticReasonNoGateway
+	case len(d.RejectedArguments) > 0:
+		why = semanticReasonRefusedNoCall
+	default:
+		repoID := semanticRepoID(a, r)
+		if repoID == "" {
+			why = semanticReasonUnregistered
+			break
+		}
+		g, failed, err := p.semanticViaGateway(ctx, addr, repoID, a, r, d.TextDiffArguments)
+		if err != nil {
+			return nil, err
+		}
+		if failed == "" {
+			return &semanticOutcome{gateway: g}, nil
+		}
+		why = "The FluxGit gateway did not serve the semantic diff: " + failed
 	}
+	reasons := []string{semanticReasonLocal, why}
 	if len(d.RejectedArguments) > 0 {
 		reasons = append(reasons, "Refused "+strings.Join(d.RejectedArguments, " and ")+" because it starts with '-' (it could be read as a git option); it is left out of textDiffArguments.")
 	}
-	reasons = append(reasons, "Call diff.text with textDiffArguments for the line diff.")
+	reasons = append(reasons, semanticReasonNext)
 	d.Reason = strings.Join(reasons, " ")
-	return d, nil
+	return &semanticOutcome{local: d}, nil
 }
 
-func (p *Provider) diffSemantic(ctx context.Context, call *sdk.Call) (any, error) {
-	return p.semanticFallback(ctx, call)
-}
-
-func (p *Provider) diffSemanticFallbacks(ctx context.Context, call *sdk.Call) (any, error) {
-	d, err := p.semanticFallback(ctx, call)
-	if err != nil {
-		return nil, err
+// semantic renders the diff.semantic payload.
+func (o *semanticOutcome) semantic() any {
+	if o.gateway != nil {
+		return o.gateway.data
 	}
+	return o.local
+}
+
+// fallbacks renders the diff.semanticFallbacks payload: locally the whole
+// request is one fallback; through the gateway only the files the engine
+// (or the reply check) flagged are listed.
+func (o *semanticOutcome) fallbacks() any {
+	if g := o.gateway; g != nil {
+		out := &GatewayFallbacksData{
+			Fallbacks: []SemanticFallback{}, Engine: g.data.Engine,
+			AnalyzedFiles: len(g.data.Files), FilesTruncated: g.data.FilesTruncated,
+			RejectedArguments: []string{},
+		}
+		for _, f := range g.data.Files {
+			if !f.FallbackToText || f.TextDiffArguments == nil || len(out.Fallbacks) == semanticMaxFiles {
+				continue
+			}
+			path := f.Path
+			out.Fallbacks = append(out.Fallbacks, SemanticFallback{
+				From: "diff.semantic", To: "diff.text", Reason: f.Reason,
+				RepoPath: f.TextDiffArguments.RepoPath, Path: &path, TextDiffArguments: *f.TextDiffArguments,
+			})
+		}
+		return out
+	}
+	d := o.local
 	fb := SemanticFallback{
 		From: "diff.semantic", To: "diff.text", Reason: d.Reason,
 		RepoPath: d.TextDiffArguments.RepoPath, TextDiffArguments: d.TextDiffArguments,
@@ -122,5 +212,5 @@ func (p *Provider) diffSemanticFallbacks(ctx context.Context, call *sdk.Call) (a
 	if d.TextDiffArguments.Path != "" {
 		fb.Path = &d.TextDiffArguments.Path
 	}
-	return &SemanticFallbacksData{Fallbacks: []SemanticFallback{fb}, RejectedArguments: d.RejectedArguments}, nil
+	return &SemanticFallbacksData{Fallbacks: []SemanticFallback{fb}, RejectedArguments: d.RejectedArguments}
 }
