@@ -197,7 +197,9 @@ func (l *linter) tool(file string, doc *object) {
 			l.add(file, RuleReadOnlyDestructive, "read-only tool must not set annotations.destructiveHint")
 		}
 	}
-	l.audit(file, doc, ro == true)
+	if b, isBool := ro.(bool); isBool {
+		l.audit(file, doc, b) // without a stated class, read-only-hint reports
+	}
 	if p := doc.str("provider"); !l.knownProvider(p) {
 		l.add(file, RuleProviderUnknown, "provider %q is not one of %s", p, strings.Join(l.known, ", "))
 	}
@@ -246,10 +248,25 @@ func (l *linter) audit(file string, doc *object, readOnly bool) {
 	case !readOnly && !stated:
 		l.add(file, RuleAudit, "tool is not read-only, so it must state audit: {event: %s|%s|%s, risk: %s|%s|%s|%s} (the labels of its audit ledger entries)",
 			AuditToolCall, AuditWriteProposal, AuditProposalCancel, RiskNone, RiskLow, RiskMedium, RiskHigh)
-	case readOnly && (a.Event != AuditToolCall || a.Risk != RiskNone):
+	case readOnly && validAudit(a) && (a.Event != AuditToolCall || a.Risk != RiskNone):
 		l.add(file, RuleAudit, "read-only tool must have audit event %s and risk %s (or omit audit), not %s/%s",
 			AuditToolCall, RiskNone, a.Event, a.Risk)
 	}
+}
+
+// validAudit reports whether both labels are values the metaschema allows
+// (which reports the others).
+func validAudit(a Audit) bool {
+	switch a.Event {
+	case AuditToolCall, AuditWriteProposal, AuditProposalCancel:
+	default:
+		return false
+	}
+	switch a.Risk {
+	case RiskNone, RiskLow, RiskMedium, RiskHigh:
+		return true
+	}
+	return false
 }
 
 // compiled reports inlining and compile errors and returns the inlined
