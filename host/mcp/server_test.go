@@ -352,3 +352,46 @@ func TestArgumentRefusalForEveryTool(t *testing.T) {
 		}
 	}
 }
+
+// failingDispatcher fails every call the way a crashed provider does.
+type failingDispatcher struct {
+	fixedDispatcher
+	retries []bool
+}
+
+func (d *failingDispatcher) CallTool(_ context.Context, _ string, _ *wire.Call, retry bool, _ wire.EventFunc) (*wire.Result, error) {
+	d.retries = append(d.retries, retry)
+	return nil, fmt.Errorf("provider exited")
+}
+
+// A provider failure on a write proposal is neither replayed nor reported
+// retryable (the proposal may have reached the gateway); on a read it is.
+func TestWriteFailureIsNotRetryable(t *testing.T) {
+	s, _, _ := testServer(t, repopath.Policy{})
+	d := &failingDispatcher{}
+	s.srv.opts.Providers = d
+	repo := t.TempDir()
+	for _, tc := range []struct {
+		tool      string
+		args      map[string]any
+		retryable bool
+	}{
+		{"operation.preview.reset", map[string]any{"repoPath": repo, "targetRef": "HEAD~1", "reason": "undo"}, false},
+		{"repo.status", map[string]any{"repoPath": repo}, true},
+	} {
+		_, err := send(t, s, "tools/call", map[string]any{"name": tc.tool, "arguments": tc.args})
+		re, ok := err.(*rpcError)
+		if !ok || re.Code != codeInternal {
+			t.Fatalf("%s: %v", tc.tool, err)
+		}
+		if got := re.Data.(map[string]any)["retryable"]; got != tc.retryable {
+			t.Fatalf("%s: retryable %v, want %v", tc.tool, got, tc.retryable)
+		}
+		if last := d.retries[len(d.retries)-1]; last != tc.retryable {
+			t.Fatalf("%s: dispatched with replay %v", tc.tool, last)
+		}
+	}
+	if !strings.Contains(s.srv.instructions(), "operation.status") {
+		t.Fatal("instructions do not explain write proposals although they are served")
+	}
+}
