@@ -7,10 +7,12 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/fluxgit/fluxgit/host/audit"
 	"github.com/fluxgit/fluxgit/host/mcp"
+	"github.com/fluxgit/fluxgit/host/presence"
 	"github.com/fluxgit/fluxgit/host/repopath"
 	"github.com/fluxgit/fluxgit/host/rpc"
 	"github.com/fluxgit/fluxgit/host/setup"
@@ -72,7 +74,19 @@ func serve(ctx context.Context, g *globalOptions) error {
 		Version:   buildVersion(),
 		Log:       log,
 		Recorder:  ledger.Recorder(),
+		Presence:  presenceRecord(log),
 	})
 	defer srv.Close()
 	return srv.Serve(ctx, stream)
+}
+
+// presenceRecord is this process's presence record (host/presence), or
+// nil when FLUXGIT_MCP_PRESENCE_DISABLED turns it off. srv.Close deletes
+// it when the session ends cleanly.
+func presenceRecord(log hclog.Logger) mcp.Presence {
+	w := presence.FromEnv(func(msg string) { log.Warn(msg) })
+	if w == nil {
+		return nil // a nil *Writer in the interface would not be nil
+	}
+	return w
 }

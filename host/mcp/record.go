@@ -124,6 +124,9 @@ func (s *Server) recordCall(ctx context.Context, rq *request, p params) (json.Ra
 	if res != nil {
 		err = nil // an argument refusal answered as a tool result
 	}
+	if refusal == nil && !rq.inputRequired {
+		s.recordPresence(rq, p, res)
+	}
 	if s.opts.Recorder == nil || rq.inputRequired {
 		// A call waiting for client input is recorded when it ends.
 		return res, err
@@ -152,4 +155,61 @@ func (s *Server) recordCall(ctx context.Context, rq *request, p params) (json.Ra
 	rec.Duration = time.Since(start)
 	s.opts.Recorder.RecordCall(ctx, rec)
 	return res, err
+}
+
+// Presence keeps this process's presence record (host/presence), which
+// lets other agents' sidecars see which repositories this client works
+// in. Record must not fail or block the call for long; Close deletes the
+// record.
+type Presence interface {
+	Record(clientName, clientVersion, repoPath, tool string)
+	Close()
+}
+
+// recordPresence notes a call that named a repository: every read, even
+// one that failed at tool level, and a write only when FluxGit accepted
+// it (acceptedProposal). Refused calls never reach here.
+func (s *Server) recordPresence(rq *request, p params, res json.RawMessage) {
+	if s.opts.Presence == nil || rq.repoPath == "" || res == nil {
+		return
+	}
+	var name string
+	_ = json.Unmarshal(p["name"], &name)
+	t, ok := s.opts.Catalog.Tool(name)
+	if !ok || (!t.ReadOnly && !acceptedProposal(res)) {
+		return
+	}
+	c := rq.gen.client
+	if c.Version == "" && rq.sess != nil {
+		// A modern request without its own clientInfo version falls back to
+		// the one initialize gave.
+		rq.sess.mu.Lock()
+		c.Version = rq.sess.legacy.client.Version
+		rq.sess.mu.Unlock()
+	}
+	s.opts.Presence.Record(c.Name, c.Version, rq.repoPath, name)
+}
+
+// acceptedProposal reports whether a write tool's result says FluxGit
+// took the request: its payload carries a string previewId and a status
+// other than "refused". Not connected (10003) and refused (10006) results
+// do not count; a proposal that later ended (10004) does.
+func acceptedProposal(res json.RawMessage) bool {
+	var out struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(res, &out) != nil || len(out.Content) == 0 {
+		return false
+	}
+	var payload struct {
+		PreviewID any `json:"previewId"`
+		Status    any `json:"status"`
+	}
+	if json.Unmarshal([]byte(out.Content[0].Text), &payload) != nil {
+		return false
+	}
+	_, ok := payload.PreviewID.(string)
+	return ok && payload.Status != "refused"
 }

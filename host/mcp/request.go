@@ -37,6 +37,9 @@ type request struct {
 	// 2026-07-28 multi round-trip): resultType input_required, and the
 	// call is recorded when it ends, not now.
 	inputRequired bool
+	// repoPath is the canonical repository the call named ("" when none),
+	// for the presence record (record.go).
+	repoPath string
 }
 
 // meta is what the provider learns about the caller.

@@ -66,6 +66,9 @@ type Options struct {
 	Log       hclog.Logger
 	// Recorder receives every tools/call (optional): the audit ledger.
 	Recorder Recorder
+	// Presence keeps this process's presence record (optional; see
+	// Presence). Close closes it.
+	Presence Presence
 }
 
 // Server is what every connection shares: the catalog, the providers, the
@@ -113,9 +116,16 @@ func (s *Server) instructions() string {
 	return Instructions
 }
 
-// Close stops the server's resource watches. Sessions still serving keep
-// answering requests but receive no more change notifications.
-func (s *Server) Close() { s.cancel() }
+// Close stops the server's resource watches and closes the presence
+// record (deleting it: the clean exit). Sessions still serving keep
+// answering requests but receive no more change notifications, and their
+// calls are no longer recorded as presence.
+func (s *Server) Close() {
+	s.cancel()
+	if s.opts.Presence != nil {
+		s.opts.Presence.Close()
+	}
+}
 
 // Serve runs one connection to completion in a new Session; see
 // Session.Serve. A stream that implements IDResolver resolves its own ids.

@@ -146,6 +146,7 @@ func (s *Server) toolsCall(ctx context.Context, rq *request, p params) (res json
 		}
 		return nil, false, err
 	}
+	rq.repoPath = repoPath
 	argBytes, err := json.Marshal(args)
 	if err != nil {
 		return nil, false, fmt.Errorf("encode arguments: %w", err)
