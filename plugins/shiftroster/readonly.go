@@ -1,0 +1,142 @@
+package shiftroster
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "github.com/glebarez/go-sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/fluxgit/fluxgit/internal/privdir"
+)
+
+// StateDir is the roster's state directory for this process:
+// SHIFT_STATE_DIR (made absolute) or DefaultStateDir.
+func StateDir() (string, error) { return stateDirFromEnv(os.Getenv) }
+
+// WorkspaceRow is one active check-in and the workspace it belongs to.
+type WorkspaceRow struct {
+	Workspace string
+	Row
+}
+
+// readOnlyBusyMs is how long a read-only roster query waits for a writer's
+// lock: detection has a small budget and must not queue behind a check-in.
+const readOnlyBusyMs = 200
+
+// ActiveForWorkTree lists, without writing anything, the active check-ins
+// of every workspace that names the work tree root (a canonical top
+// level): the workspace equal to root (the default-workspace rule of
+// ResolveDefaultWorkspace gives the real path of the enclosing work-tree
+// root), a workspace that is an absolute path inside root, and one equal
+// to root's base name (an agent that named its workspace after the
+// project). A missing roster is no check-ins. The database is opened
+// read-only (mode=ro): detection never creates, migrates or locks it for
+// writing. Rows are bounded as the tools bound them; malformed rows are
+// skipped.
+func ActiveForWorkTree(ctx context.Context, stateDir, root string) ([]WorkspaceRow, error) {
+	if !filepath.IsAbs(stateDir) || !filepath.IsAbs(root) {
+		return nil, fmt.Errorf("roster state directory %q and work tree %q must be absolute", stateDir, root)
+	}
+	// The same checks the roster applies before trusting its directory, so
+	// nobody else's file is read as the user's roster.
+	if err := privdir.Check(stateDir, privdir.Options{Label: "roster state directory", Forbidden: 0o022}); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(stateDir, DatabaseName)
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	u := url.URL{Path: path}
+	db, err := sql.Open("sqlite", "file:"+u.EscapedPath()+fmt.Sprintf("?mode=ro&_pragma=busy_timeout(%d)", readOnlyBusyMs))
+	if err != nil {
+		return nil, fmt.Errorf("open roster read-only: %w", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("read roster: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }() // a read: nothing to commit
+
+	names, err := workspacesNaming(ctx, tx, root)
+	if err != nil {
+		return nil, err
+	}
+	var out []WorkspaceRow
+	for _, ws := range names {
+		q := boundedRows + "WHERE w.workspace = ? ORDER BY w.checked_in_at, w.worker_id LIMIT ?"
+		rows, err := tx.QueryContext(ctx, q, boundedArgs(ws, MaxListedWorkers)...)
+		if err != nil {
+			return out, fmt.Errorf("read roster workspace %q: %w", ws, err)
+		}
+		for rows.Next() {
+			var r boundedRecord
+			if err := rows.Scan(&r.WorkerID, &r.Gist, &r.Files, &r.FilesOver, &r.CheckedInAt, &r.Updated); err != nil {
+				continue
+			}
+			row, err := r.row()
+			if err != nil {
+				continue // a row this build cannot have written tells nothing reliable
+			}
+			out = append(out, WorkspaceRow{Workspace: ws, Row: row})
+		}
+		err = rows.Err()
+		_ = rows.Close()
+		if err != nil {
+			return out, fmt.Errorf("read roster workspace %q: %w", ws, err)
+		}
+	}
+	return out, nil
+}
+
+// maxWorkspacesScanned bounds the distinct workspaces considered, so a
+// roster with thousands of workspaces cannot stall detection.
+const maxWorkspacesScanned = 1000
+
+// workspacesNaming returns the roster's workspaces that name root.
+func workspacesNaming(ctx context.Context, tx *sql.Tx, root string) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT workspace FROM workers LIMIT ?`, maxWorkspacesScanned)
+	if err != nil {
+		return nil, fmt.Errorf("read roster workspaces: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var ws string
+		if rows.Scan(&ws) == nil && WorkspaceNames(ws, root) {
+			out = append(out, ws)
+		}
+	}
+	return out, rows.Err()
+}
+
+// WorkspaceNames reports whether the roster workspace ws names the work
+// tree root: ws is root, an absolute path inside it (symbolic links
+// resolved), or root's base name.
+func WorkspaceNames(ws, root string) bool {
+	if ws == root || ws == filepath.Base(root) {
+		return true
+	}
+	if !filepath.IsAbs(ws) {
+		return false
+	}
+	if r, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = r
+	}
+	ws = filepath.Clean(ws)
+	return ws == root || strings.HasPrefix(ws, root+string(filepath.Separator))
+}
