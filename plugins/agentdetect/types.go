@@ -71,7 +71,8 @@ type Query struct {
 	// RunDir is fluxgit's run directory (presence records live in
 	// <RunDir>/presence/mcp); FluxGitPresenceDirs are further directories
 	// of FluxGit presence records.
-	RunDir string
+	RunDir              string
+	FluxGitPresenceDirs []string
 	// SelfPID is this process; its own presence record is skipped.
 	SelfPID int
 	// Now is the clock every freshness rule uses.
@@ -116,6 +117,14 @@ type Finding struct {
 	SessionID string `json:"-"`
 	// StartTime guards against pid reuse when merging (not reported).
 	StartTime time.Time `json:"-"`
+	// Ancestry holds the ancestor pids (nearest first, at most 8) of a
+	// finding whose PID is a helper of the agent rather than the agent
+	// itself (a fluxgit sidecar from a presence record), so it merges with
+	// the agent's own process finding (not reported).
+	Ancestry []int `json:"-"`
+	// RosterWorkerID is the shift roster worker id of a declared finding;
+	// two check-ins are never merged into one agent (not reported).
+	RosterWorkerID string `json:"-"`
 }
 
 // Source is one independent signal. Scan returns what it found; an error

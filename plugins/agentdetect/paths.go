@@ -1,0 +1,119 @@
+package agentdetect
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// roots returns the canonical top levels a location may be inside: the
+// worktrees, or the repository alone when none are given.
+func (q Query) roots() []string {
+	if len(q.Worktrees) == 0 {
+		if q.Repo == "" {
+			return nil
+		}
+		return []string{q.Repo}
+	}
+	out := q.Worktrees
+	for _, w := range q.Worktrees {
+		if w == q.Repo {
+			return out
+		}
+	}
+	if q.Repo != "" {
+		out = append([]string{q.Repo}, out...)
+	}
+	return out
+}
+
+// canonical resolves symbolic links so two spellings of one directory
+// compare equal; a path that cannot be resolved (gone, unreadable) is
+// compared as cleaned, which can only miss a match, never invent one.
+func canonical(p string) string {
+	if p == "" {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// within reports whether p is root or below it; both must be clean.
+func within(p, root string) bool {
+	if p == root {
+		return true
+	}
+	if root == string(filepath.Separator) {
+		return strings.HasPrefix(p, root)
+	}
+	return strings.HasPrefix(p, root+string(filepath.Separator))
+}
+
+// containingRoot returns the most specific root holding the canonical
+// path p (a worktree may live inside the main work tree).
+func (q Query) containingRoot(p string) (string, bool) {
+	best := ""
+	for _, r := range q.roots() {
+		r = filepath.Clean(r)
+		if within(p, r) && len(r) > len(best) {
+			best = r
+		}
+	}
+	return best, best != ""
+}
+
+// InRepo reports whether the absolute path is inside the repository or
+// one of its worktrees. Symbolic links are resolved on both sides, so a
+// cwd reached through a link still matches; prefixes match only at path
+// separators (/repo-old is not inside /repo).
+func InRepo(path string, q Query) bool {
+	if path == "" || !filepath.IsAbs(path) {
+		return false
+	}
+	p := canonical(path)
+	for _, r := range q.roots() {
+		if within(p, canonical(r)) {
+			return true
+		}
+	}
+	return false
+}
+
+// RepoRelative turns a path an agent recorded into the repository-relative,
+// '/'-separated form findings report. Absolute paths must be inside the
+// repository or one of its worktrees (relative to the one holding them);
+// relative paths are taken as relative to the top level. It returns false
+// for paths outside, for ones that climb out with "..", and for the
+// repository itself, which names no file.
+func RepoRelative(path string, q Query) (string, bool) {
+	if path == "" {
+		return "", false
+	}
+	if filepath.IsAbs(path) {
+		p := canonical(path)
+		root, ok := q.containingRoot(p)
+		if !ok {
+			// The link may be on the repository side only.
+			for _, r := range q.roots() {
+				if cr := canonical(r); within(p, cr) {
+					root, ok = cr, true
+					break
+				}
+			}
+			if !ok {
+				return "", false
+			}
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return "", false
+		}
+		path = rel
+	}
+	rel := filepath.ToSlash(filepath.Clean(strings.ReplaceAll(path, `\`, "/")))
+	if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || strings.HasPrefix(rel, "/") {
+		return "", false
+	}
+	return rel, true
+}
