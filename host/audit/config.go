@@ -1,16 +1,16 @@
 package audit
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // Environment variables (README.md, "Audit ledger", describes each).
@@ -96,41 +96,7 @@ func FromEnv(log hclog.Logger) (*Ledger, error) {
 // default — %LOCALAPPDATA%\FluxGit\run on Windows, ~/Library/Application
 // Support/FluxGit/run on macOS, $XDG_DATA_HOME/FluxGit/run (default
 // ~/.local/share/FluxGit/run) elsewhere.
-func RunDir() (string, error) {
-	if d := strings.TrimSpace(os.Getenv(EnvRunDir)); d != "" {
-		return filepath.Abs(d)
-	}
-	switch runtime.GOOS {
-	case "windows":
-		if d := os.Getenv("LOCALAPPDATA"); filepath.IsAbs(d) {
-			return filepath.Join(d, "FluxGit", "run"), nil
-		}
-		return "", errors.New("LOCALAPPDATA is not set")
-	case "darwin", "ios":
-		home, err := home()
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(home, "Library", "Application Support", "FluxGit", "run"), nil
-	default:
-		if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
-			return filepath.Join(d, "FluxGit", "run"), nil
-		}
-		home, err := home()
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(home, ".local", "share", "FluxGit", "run"), nil
-	}
-}
-
-func home() (string, error) {
-	h, err := os.UserHomeDir()
-	if err != nil || !filepath.IsAbs(h) {
-		return "", errors.New("the home directory is unknown")
-	}
-	return h, nil
-}
+func RunDir() (string, error) { return rundir.Dir() }
 
 // retentionFromEnv reads EnvMinAge and EnvMaxBytes over the defaults.
 func retentionFromEnv() (*Retention, error) {

@@ -111,7 +111,7 @@ func (p *Provider) preview(ctx context.Context, call *sdk.Call, op string) (*sdk
 	}
 	res := p.submit(ctx, call.Tool, prop)
 	if p.OtherAgents != nil {
-		if hint := p.OtherAgents(ctx, prop.repoPath, prop.paths); len(hint) > 0 && json.Valid(hint) {
+		if hint := p.OtherAgents(context.WithValue(ctx, callerKey{}, call.Meta.ClientName), prop.repoPath, prop.paths); len(hint) > 0 && json.Valid(hint) {
 			if res.Fields == nil {
 				res.Fields = map[string]json.RawMessage{}
 			}

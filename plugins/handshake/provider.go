@@ -72,6 +72,17 @@ var Operations = []string{
 // answered and before the agent gets the result.
 type OtherAgentsFunc func(ctx context.Context, repoPath string, proposalPaths []string) json.RawMessage
 
+// callerKey carries the calling MCP client's name to an OtherAgentsFunc.
+type callerKey struct{}
+
+// CallerName is the MCP client name of the call an OtherAgentsFunc runs
+// for ("" when the client gave none), so the hint can leave the caller's
+// own agent out.
+func CallerName(ctx context.Context) string {
+	s, _ := ctx.Value(callerKey{}).(string)
+	return s
+}
+
 // Provider serves the handshake tools. The zero value is ready to use; the
 // fields are seams for the host build and for tests.
 type Provider struct {

@@ -1,0 +1,139 @@
+package agentspresence
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fluxgit/fluxgit/internal/envflag"
+	"github.com/fluxgit/fluxgit/internal/rundir"
+	"github.com/fluxgit/fluxgit/plugins/agentdetect"
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/plugins/shiftroster"
+)
+
+// EnvDetectionDisabled, set to a truthy value (internal/envflag), turns
+// agent detection off: agents.presence answers 10011 and proposals carry
+// no otherAgents hint.
+const EnvDetectionDisabled = "FLUXGIT_MCP_AGENT_DETECTION_DISABLED"
+
+// DetectionDisabled reports whether EnvDetectionDisabled is set.
+func DetectionDisabled() bool { return envflag.Set(EnvDetectionDisabled) }
+
+// Detector holds what one detection needs beyond the repository: where
+// the stores, presence records and roster live, and which sources run.
+// Both agents.presence and the handshake provider's otherAgents hint use
+// it; neither calls the other.
+type Detector struct {
+	// Sources replaces the default sources (tests); nil means every
+	// source: processes, editors, presence records, the agents' own
+	// stores and the shift roster.
+	Sources []agentdetect.Source
+	// Roster lists a work tree's active check-ins; nil reads the shift
+	// roster's store read-only (RosterFromStore).
+	Roster agentdetect.RosterFunc
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Host is the fluxgit process serving the provider. Built-in providers run
+// as child processes of the host (`fluxgit provider NAME`), so the host's
+// own presence record, and the ancestors likelyCaller compares with, are
+// those of the parent.
+func Host() int { return os.Getppid() }
+
+func (d *Detector) sources() []agentdetect.Source {
+	if d.Sources != nil {
+		return d.Sources
+	}
+	roster := d.Roster
+	if roster == nil {
+		roster = RosterFromStore
+	}
+	return agentdetect.DefaultSources(agentdetect.Options{Roster: roster, Extra: agentdetect.StoreSources()})
+}
+
+// Query builds the detection query for a repository whose work tree top
+// level is top and whose work trees are worktrees.
+func (d *Detector) Query(top string, worktrees []string) agentdetect.Query {
+	now := time.Now
+	if d.Now != nil {
+		now = d.Now
+	}
+	home, _ := os.UserHomeDir()
+	run, _ := rundir.Dir()
+	return agentdetect.Query{Repo: top, Worktrees: worktrees, Home: home, Env: os.Getenv, RunDir: run, SelfPID: Host(), Now: now()}
+}
+
+// Detect runs every source for the repository under ctx.
+func (d *Detector) Detect(ctx context.Context, top string, worktrees []string) agentdetect.Report {
+	return agentdetect.Detect(ctx, d.Query(top, worktrees), d.sources())
+}
+
+// RosterFromStore lists the active shift roster check-ins of the
+// workspaces naming root, reading the roster's store read-only.
+func RosterFromStore(ctx context.Context, root string) ([]agentdetect.RosterEntry, error) {
+	dir, err := shiftroster.StateDir()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := shiftroster.ActiveForWorkTree(ctx, dir, root)
+	out := make([]agentdetect.RosterEntry, 0, len(rows))
+	for _, r := range rows {
+		e := agentdetect.RosterEntry{WorkerID: r.WorkerID, Gist: r.Gist, Files: r.Files}
+		e.CheckedInAt, _ = time.Parse(time.RFC3339Nano, r.CheckedInAt)
+		e.UpdatedAt, _ = time.Parse(time.RFC3339Nano, r.UpdatedAt)
+		out = append(out, e)
+	}
+	return out, err
+}
+
+// Locate finds a repository's work tree top level and all its work trees
+// (canonical paths, top first). A path that is not inside a work tree is
+// a *gitexec.Error, the 10010 tool error. A failing worktree listing only
+// costs the other work trees.
+func Locate(ctx context.Context, repoPath string) (top string, worktrees []string, err error) {
+	out, err := gitexec.Run(ctx, repoPath, "rev-parse", "--path-format=absolute", "--show-toplevel")
+	if err != nil {
+		return "", nil, err
+	}
+	top = strings.TrimRight(string(out), "\r\n")
+	if top == "" || strings.ContainsRune(top, '\n') || !filepath.IsAbs(top) {
+		return "", nil, &gitexec.Error{Command: gitexec.Command(repoPath, "rev-parse", "--path-format=absolute", "--show-toplevel"),
+			Details: "not inside a git work tree (a bare repository has no files agents could edit)", ExitCode: -1, Err: gitexec.ErrExit}
+	}
+	top = canonical(top)
+	worktrees = []string{top}
+	list, lerr := gitexec.Run(ctx, top, "worktree", "list", "--porcelain", "-z")
+	if lerr != nil {
+		return top, worktrees, nil
+	}
+	for _, field := range bytes.Split(list, []byte{0}) {
+		p, ok := bytes.CutPrefix(field, []byte("worktree "))
+		if !ok {
+			continue
+		}
+		wt := canonical(string(p))
+		if _, err := os.Stat(wt); err != nil || wt == top {
+			continue // a prunable work tree is gone: nobody can work in it
+		}
+		worktrees = append(worktrees, wt)
+		if len(worktrees) == maxWorktrees {
+			break
+		}
+	}
+	return top, worktrees, nil
+}
+
+// maxWorktrees bounds the work trees one detection looks into.
+const maxWorktrees = 64
+
+func canonical(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
