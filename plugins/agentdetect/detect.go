@@ -61,6 +61,7 @@ func Detect(ctx context.Context, q Query, sources []Source) Report {
 	if q.Now.IsZero() {
 		q.Now = time.Now()
 	}
+	q = q.prepared()
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultBudget)
