@@ -87,6 +87,18 @@ func TestDetectMerge(t *testing.T) {
 			[]string{"codex open registry [mcp,process] pid=40 tool=repo.status"},
 		},
 		{
+			"two helpers of one agent join it",
+			[]Source{
+				staticSource{name: "mcp", findings: []Finding{
+					{Agent: "codex", State: StateOpen, Sources: []string{SourceMCP}, PID: intp(43), Ancestry: []int{40, 1}, Confidence: ConfidenceRegistry},
+					{Agent: "codex", State: StateOpen, Sources: []string{SourceMCP}, PID: intp(42), Ancestry: []int{40, 1}, Confidence: ConfidenceRegistry},
+					{Agent: "codex", State: StateOpen, Sources: []string{SourceMCP}, PID: intp(44), Ancestry: []int{39, 1}, Confidence: ConfidenceRegistry},
+				}},
+				staticSource{name: "process", findings: []Finding{{Agent: "codex", State: StateOpen, Sources: []string{SourceProcess}, PID: intp(40), Confidence: ConfidenceCwd}}},
+			},
+			[]string{"codex open registry [mcp,process] pid=40", "codex open registry [mcp] pid=44"},
+		},
+		{
 			"roster check-ins stay separate unless labelled with a found agent",
 			[]Source{
 				staticSource{name: "process", findings: []Finding{{Agent: "codex", State: StateOpen, Sources: []string{SourceProcess}, PID: intp(50), Confidence: ConfidenceCwd}}},
@@ -124,6 +136,12 @@ func TestDetectMerge(t *testing.T) {
 		r := Detect(context.Background(), q, tt.sources)
 		if got := summary(r); !slices.Equal(got, tt.want) {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
+		// Which source answers first must not change the merge.
+		rev := slices.Clone(tt.sources)
+		slices.Reverse(rev)
+		if got := summary(Detect(context.Background(), q, rev)); !slices.Equal(got, tt.want) {
+			t.Errorf("%s, sources reversed:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 		if r.AgentCount != len(tt.want) || r.Truncated || len(r.Failed) != 0 {
 			t.Errorf("%s: count %d truncated %v failed %v", tt.name, r.AgentCount, r.Truncated, r.Failed)

@@ -13,7 +13,7 @@ import (
 )
 
 // writeRecord writes a presence record document as the host does
-// (F§11) and sets its modification time.
+// and sets its modification time.
 func writeRecord(t *testing.T, dir, name string, doc any, mtime time.Time) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
