@@ -97,11 +97,12 @@ func (s *storeScan) cursorCLI(ctx context.Context, chats string, m *storeSession
 	return errs
 }
 
-// cursorChatTime is a chat's last update: meta.json's updatedAtMs, else
-// the newest mtime of its files.
+// cursorChatTime is a chat's last update: the later of meta.json's
+// updatedAtMs and the mtime of its database files (meta.json's own mtime
+// says nothing more than updatedAtMs).
 func (s *storeScan) cursorChatTime(dir string) (at time.Time) {
 	files := s.allFiles(dir, func(n string) bool {
-		return n == "meta.json" || strings.HasPrefix(n, "store.db")
+		return strings.HasPrefix(n, "store.db")
 	})
 	for _, f := range files {
 		at = storeLater(at, f.mod)
