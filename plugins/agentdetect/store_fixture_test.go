@@ -120,6 +120,25 @@ func (f *storeFixture) sqlite(path string, stmts ...string) {
 	}
 }
 
+// holdOpen keeps a read-write connection on a WAL database for the rest
+// of the test, as the running agent would (its -wal and -shm exist).
+func (f *storeFixture) holdOpen(path string) {
+	f.t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var n int
+	if err := conn.QueryRowContext(context.Background(), "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { conn.Close(); db.Close() })
+}
+
 func (f *storeFixture) ms(ago time.Duration) int64 { return f.now.Add(-ago).UnixMilli() }
 func (f *storeFixture) iso(ago time.Duration) string {
 	return f.now.Add(-ago).UTC().Format(time.RFC3339Nano)

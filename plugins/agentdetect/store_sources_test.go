@@ -20,20 +20,25 @@ type wantFinding struct {
 	source         string
 }
 
-func TestStoreSources(t *testing.T) {
-	cases := []struct {
-		name  string
-		src   Source
-		build func(f *storeFixture)
-		want  []wantFinding
-	}{
+// storeCase is one store written from its documented format.
+type storeCase struct {
+	name  string
+	src   Source
+	build func(f *storeFixture)
+	want  []wantFinding
+}
+
+// storeCases are shared by the per-source test and the privacy and
+// read-only tests, which run every source over each of them.
+func storeCases(t *testing.T) []storeCase {
+	return []storeCase{
 		{
 			name: "claude registry of a live pid merges its transcript, cwd reached through a link",
 			src:  claudeStore{},
 			build: func(f *storeFixture) {
 				link := filepath.Join(f.tmp, "link-to-repo")
 				if err := os.Symlink(f.repo, link); err != nil {
-					t.Fatal(err)
+					f.t.Fatal(err)
 				}
 				cwd := filepath.Join(link, "sub")
 				f.write(filepath.Join(f.claudeRoot(), "sessions", "1.json"), f.js(map[string]any{
@@ -145,6 +150,7 @@ func TestStoreSources(t *testing.T) {
 						"state": map[string]any{"status": "completed", "input": map[string]any{"command": storePrompt}, "time": map[string]any{"start": f.ms(2 * time.Minute)}}}),
 				)
 				f.sqlite(filepath.Join(root, "opencode.db"), stmts...)
+				f.holdOpen(filepath.Join(root, "opencode.db"))
 				f.write(filepath.Join(root, "storage", "session", "proj", "ses_legacy.json"), f.js(map[string]any{
 					"id": "ses_legacy", "directory": f.wt, "title": storePrompt, "time": map[string]any{"created": f.ms(5 * time.Minute), "updated": f.ms(5 * time.Minute)}}))
 				f.write(filepath.Join(root, "storage", "session", "proj", "ses_broken.json"), `{"id":`)
@@ -249,7 +255,10 @@ func TestStoreSources(t *testing.T) {
 			want: []wantFinding{{agent: "aider", session: "", conf: ConfidenceCwd, state: StateWorking, source: SourceRepoTrace}},
 		},
 	}
-	for _, tc := range cases {
+}
+
+func TestStoreSources(t *testing.T) {
+	for _, tc := range storeCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newStoreFixture(t)
 			tc.build(f)
