@@ -59,6 +59,8 @@ func readTailLines(path string, max int64) ([][]byte, fs.FileInfo, error) {
 	}
 	defer f.Close()
 	size := fi.Size()
+	// The first byte read only tells whether the next one starts a line:
+	// the partial line to drop then ends at that byte.
 	off := tailMax64(0, size-max)
 	buf := make([]byte, size-off)
 	n, err := f.ReadAt(buf, off)
