@@ -69,6 +69,8 @@ func TestStoreTimesAndNames(t *testing.T) {
 		strings.Repeat("n", 65):     "",
 		"bad\x00name":               "",
 		"  apply_patch ":            "apply_patch",
+		"[1]":                       "",
+		"functions.exec_command":    "functions.exec_command",
 	}
 	for in, want := range names {
 		if got := storeToolName(in); got != want {

@@ -23,13 +23,13 @@ const storePrompt = "PROMPT-SECRET-do-not-leak-7f3a"
 // with a second worktree, and a directory beside them whose name shares
 // the repository's prefix.
 type storeFixture struct {
-	t                            *testing.T
+	t                            testing.TB
 	tmp, home, repo, wt, outside string
 	env                          map[string]string
 	now                          time.Time
 }
 
-func newStoreFixture(t *testing.T) *storeFixture {
+func newStoreFixture(t testing.TB) *storeFixture {
 	t.Helper()
 	tmp, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

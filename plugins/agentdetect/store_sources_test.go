@@ -142,6 +142,8 @@ func storeCases(t *testing.T) []storeCase {
 					f.opencodeSession("ses_arch", f.repo, f.ms(time.Minute), true),
 					f.opencodeSession("ses_stale", f.repo, f.ms(time.Hour), false),
 					f.opencodePart("prt_1", "ses_1", map[string]any{"type": "text", "text": storePrompt}),
+					`INSERT INTO part (id, message_id, session_id, data) VALUES ('prt_0', 'msg_1', 'ses_1', '{not json')`,
+					f.opencodePart("prt_1b", "ses_1", map[string]any{"type": "tool", "tool": []int{1}, "state": map[string]any{"input": map[string]any{"filePath": 7}}}),
 					f.opencodePart("prt_2", "ses_1", map[string]any{"type": "tool", "tool": "edit", "callID": "c",
 						"state": map[string]any{"status": "completed", "input": map[string]any{"filePath": filepath.Join(f.repo, "o.go"), "newString": storePrompt},
 							"output": storePrompt, "time": map[string]any{"start": f.ms(3 * time.Minute), "end": f.ms(3 * time.Minute)}}}),
@@ -176,6 +178,7 @@ func storeCases(t *testing.T) []storeCase {
 					f.cursorHeader("ch-tracked", f.ms(4*time.Minute), 0, map[string]any{"name": storePrompt,
 						"workspaceIdentifier": map[string]any{"uri": map[string]any{"fsPath": "/somewhere/else"}},
 						"trackedGitRepos":     []any{map[string]any{"repoPath": f.wt}}}),
+					`INSERT INTO composerHeaders (composerId, lastUpdatedAt, value) VALUES ('ch-bad', `+itoa64(f.ms(time.Minute))+`, 'nope')`,
 					f.cursorHeader("ch-out", f.ms(time.Minute), 0, map[string]any{"workspaceIdentifier": map[string]any{"uri": map[string]any{"fsPath": f.outside}}}),
 					f.cursorHeader("ch-arch", f.ms(time.Minute), 1, map[string]any{"workspaceIdentifier": map[string]any{"uri": map[string]any{"fsPath": f.repo}}}))
 			},

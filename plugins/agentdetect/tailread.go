@@ -127,7 +127,7 @@ func readHeadLine(path string, max int64) ([]byte, error) {
 	return bytes.TrimSpace(buf[:i]), nil
 }
 
-// readSmallFile reads a whole JSON document that is expected to be small
+// readStoreSmall reads a whole JSON document that is expected to be small
 // (registries, metadata); larger ones are refused rather than read.
 func readStoreSmall(path string, max int64) ([]byte, fs.FileInfo, error) {
 	f, fi, err := openStoreFile(path)
