@@ -106,7 +106,7 @@ func (s *storeScan) claudeRegistry(ctx context.Context, dir string, m *storeSess
 		if _, ok := s.inRepo(r.Cwd); !ok {
 			continue
 		}
-		live := storePIDAlive(r.PID)
+		live := storePIDAlive(r.PID, storeUnix(r.StartedAt))
 		updated := storeUnix(r.UpdatedAt)
 		if updated.IsZero() {
 			updated = fi.ModTime()

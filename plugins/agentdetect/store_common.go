@@ -42,6 +42,9 @@ const (
 	storeSmallFile = 1 << 20
 	// storeMaxToolName bounds a reported tool name.
 	storeMaxToolName = 64
+	// storePIDStartSlack absorbs clock granularity when a registry's
+	// session start is compared with its process's start.
+	storePIDStartSlack = 5 * time.Second
 )
 
 // storeScan holds what every store source derives from a Query once.

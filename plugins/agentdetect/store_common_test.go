@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +115,28 @@ func TestStoreSourcesNamesAndMissingHome(t *testing.T) {
 	}
 	if len(seen) != 8 {
 		t.Errorf("%d store sources, want 8", len(seen))
+	}
+}
+
+func TestStoreProcStart(t *testing.T) {
+	start := storeProcStart(os.Getpid())
+	if runtime.GOOS != "linux" {
+		if !start.IsZero() {
+			t.Fatalf("start time %v where none is read", start)
+		}
+		return
+	}
+	now := time.Now()
+	if start.IsZero() || start.After(now.Add(storePIDStartSlack)) || start.Before(now.Add(-24*time.Hour)) {
+		t.Fatalf("own start time %v, want shortly before %v", start, now)
+	}
+	if storePIDAlive(os.Getpid(), start.Add(-time.Hour)) {
+		t.Fatal("a process that started an hour after its session counts as the session's")
+	}
+	if !storePIDAlive(os.Getpid(), now) {
+		t.Fatal("this process does not count as alive")
+	}
+	if storePIDAlive(1<<30, time.Time{}) {
+		t.Fatal("a pid beyond pid_max counts as alive")
 	}
 }

@@ -43,11 +43,21 @@ func storeCases(t *testing.T) []storeCase {
 				cwd := filepath.Join(link, "sub")
 				f.write(filepath.Join(f.claudeRoot(), "sessions", "1.json"), f.js(map[string]any{
 					"pid": os.Getpid(), "sessionId": "s-live", "cwd": cwd, "status": "busy", "version": "2.1.0",
-					"kind": "interactive", "entrypoint": "cli", "startedAt": f.ms(time.Hour), "updatedAt": f.ms(time.Minute)}))
+					"kind": "interactive", "entrypoint": "cli", "startedAt": f.ms(0), "updatedAt": f.ms(time.Minute)}))
 				f.claudeTranscript(cwd, "s-live", "feat/x")
 			},
 			want: []wantFinding{{agent: "claude-code", session: "s-live", pid: os.Getpid(), branch: "feat/x", tool: "Write",
 				files: []string{"sub/a.go"}, conf: ConfidenceRegistry, state: StateWorking, source: SourceSession}},
+		},
+		{
+			name: "claude registry naming a live pid that started after the session (a reused pid)",
+			src:  claudeStore{},
+			build: func(f *storeFixture) {
+				f.write(filepath.Join(f.claudeRoot(), "sessions", "2.json"), f.js(map[string]any{
+					"pid": os.Getpid(), "sessionId": "s-reused", "cwd": f.repo, "status": "busy",
+					"startedAt": f.ms(24 * time.Hour), "updatedAt": f.ms(5 * time.Minute)}))
+			},
+			want: reusedPIDWant(),
 		},
 		{
 			name: "claude transcript and history without a live registry entry; stale dead pid and other projects ignored",
@@ -322,4 +332,14 @@ func str(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+// reusedPIDWant: where the process start time is known, the registry's
+// pid is recognised as reused; elsewhere only existence is checked.
+func reusedPIDWant() []wantFinding {
+	w := wantFinding{agent: "claude-code", session: "s-reused", conf: ConfidenceCwd, state: StateRecent, source: SourceSession}
+	if storeProcStart(os.Getpid()).IsZero() {
+		w.pid, w.conf, w.state = os.Getpid(), ConfidenceRegistry, StateWorking
+	}
+	return []wantFinding{w}
 }
