@@ -15,7 +15,7 @@ const maxClientAgentLen = 64
 
 // clientTokens maps the leading token of an MCP client name (lower case)
 // to a detector id, so a presence record written for "codex-mcp-client"
-// merges with the codex process (F§11 reader rules).
+// merges with the codex process.
 var clientTokens = map[string]string{
 	"claude":   "claude-code",
 	"codex":    "codex",
@@ -92,13 +92,13 @@ func sanitizeClientName(name string) string {
 }
 
 // SameAgentAsCaller reports whether a finding is of the caller's own
-// agent kind (F§6.19 sameAgentAsCaller).
+// agent kind (agents.presence sameAgentAsCaller).
 func SameAgentAsCaller(f Finding, callerAgent string) bool {
 	return callerAgent != "" && f.Agent == callerAgent
 }
 
 // LikelyCaller reports whether a finding is probably the caller itself
-// (F§6.19 likelyCaller): the same agent, and either no pid or a pid among
+// (agents.presence likelyCaller): the same agent, and either no pid or a pid among
 // this process's ancestors (Ancestors(os.Getpid())). The otherAgents hint
 // omits such findings.
 func LikelyCaller(f Finding, callerAgent string, ancestors []int) bool {

@@ -61,6 +61,7 @@ func Detect(ctx context.Context, q Query, sources []Source) Report {
 	if q.Now.IsZero() {
 		q.Now = time.Now()
 	}
+	q = q.prepared()
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultBudget)
@@ -115,10 +116,20 @@ collect:
 
 // merge groups, ranks and caps findings.
 func merge(all []Finding, q Query, failed []string) Report {
-	// Anchors first: a finding with a pid, then one with a session id,
-	// then the rest, so loose findings join a concrete agent.
+	// Anchors first: an agent's own pid, then a helper's pid, then a
+	// session id, then the rest, so loose findings join a concrete agent.
+	// The rest of the order only makes the merge independent of which
+	// source answered first.
 	slices.SortStableFunc(all, func(a, b Finding) int {
-		return cmp.Compare(anchorRank(a), anchorRank(b))
+		return cmp.Or(
+			cmp.Compare(anchorRank(a), anchorRank(b)),
+			strings.Compare(a.Agent, b.Agent),
+			cmp.Compare(pidOf(a), pidOf(b)),
+			strings.Compare(a.SessionID, b.SessionID),
+			cmp.Compare(msOf(b), msOf(a)),
+			strings.Compare(strings.Join(a.Sources, ","), strings.Join(b.Sources, ",")),
+			strings.Compare(a.RosterWorkerID, b.RosterWorkerID),
+		)
 	})
 	var groups [][]Finding
 	for _, f := range all {
@@ -161,21 +172,23 @@ func merge(all []Finding, q Query, failed []string) Report {
 func anchorRank(f Finding) int {
 	switch {
 	case f.RosterWorkerID != "":
-		return 3
-	case f.PID != nil:
+		return 4
+	case f.PID != nil && len(f.Ancestry) == 0:
 		return 0
-	case f.SessionID != "":
+	case f.PID != nil:
 		return 1
-	default:
+	case f.SessionID != "":
 		return 2
+	default:
+		return 3
 	}
 }
 
 // joinScore says how well f fits group g: 0 when it must not join (other
 // agent, another pid or start time, another session, a second roster
 // check-in), 3 for the same pid or a pid in the other's ancestry, 2 for
-// the same session, 1 for a loose fit (same agent, one side without a
-// pid).
+// the same session or helpers of one parent, 1 for a loose fit (same
+// agent, one side without a pid).
 func joinScore(g []Finding, f Finding) int {
 	score := 1
 	for _, h := range g {
@@ -200,6 +213,8 @@ func joinScore(g []Finding, f Finding) int {
 				score = 3
 			case slices.Contains(f.Ancestry, *h.PID) || slices.Contains(h.Ancestry, *f.PID):
 				score = 3
+			case len(f.Ancestry) > 0 && len(h.Ancestry) > 0 && f.Ancestry[0] == h.Ancestry[0]:
+				score = max(score, 2) // two helpers of one parent (two MCP servers of one agent)
 			default:
 				return 0
 			}

@@ -284,4 +284,3 @@ func fileURIPath(uri string) (string, bool) {
 	}
 	return filepath.FromSlash(p), true
 }
-

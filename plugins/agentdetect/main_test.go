@@ -102,3 +102,5 @@ func (s staticSource) Scan(ctx context.Context, _ Query) ([]Finding, error) {
 func intp(i int) *int        { return &i }
 func msp(t time.Time) *int64 { ms := t.UnixMilli(); return &ms }
 func strp(s string) *string  { return &s }
+
+func itoa(i int) string { return fmt.Sprint(i) }

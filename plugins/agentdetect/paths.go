@@ -63,17 +63,55 @@ func (q Query) containingRoot(p string) (string, bool) {
 	return best, best != ""
 }
 
+// canonRoots returns the resolved roots: the ones prepared for this
+// detection, or freshly resolved for a direct call.
+func (q Query) canonRoots() []string {
+	if q.canon != nil {
+		return q.canon
+	}
+	var out []string
+	for _, r := range q.roots() {
+		out = append(out, canonical(r))
+	}
+	return out
+}
+
+// prepared returns q with its roots resolved once.
+func (q Query) prepared() Query {
+	q.canon = nil
+	q.canon = q.canonRoots()
+	if q.canon == nil {
+		q.canon = []string{}
+	}
+	return q
+}
+
 // InRepo reports whether the absolute path is inside the repository or
 // one of its worktrees. Symbolic links are resolved on both sides, so a
 // cwd reached through a link still matches; prefixes match only at path
-// separators (/repo-old is not inside /repo).
+// separators (/repo-old is not inside /repo). A path that is spelled
+// inside is inside without resolving it: resolution, a system call per
+// path component, is spent only on paths that might reach the repository
+// through a link.
 func InRepo(path string, q Query) bool {
 	if path == "" || !filepath.IsAbs(path) {
 		return false
 	}
-	p := canonical(path)
+	canon := q.canonRoots()
+	p := filepath.Clean(path)
+	for _, r := range canon {
+		if within(p, r) {
+			return true
+		}
+	}
 	for _, r := range q.roots() {
-		if within(p, canonical(r)) {
+		if within(p, filepath.Clean(r)) {
+			return true
+		}
+	}
+	p = canonical(p)
+	for _, r := range canon {
+		if within(p, r) {
 			return true
 		}
 	}
@@ -95,8 +133,8 @@ func RepoRelative(path string, q Query) (string, bool) {
 		root, ok := q.containingRoot(p)
 		if !ok {
 			// The link may be on the repository side only.
-			for _, r := range q.roots() {
-				if cr := canonical(r); within(p, cr) {
+			for _, cr := range q.canonRoots() {
+				if within(p, cr) {
 					root, ok = cr, true
 					break
 				}

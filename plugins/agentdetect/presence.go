@@ -14,7 +14,8 @@ import (
 	"unicode"
 )
 
-// Reader limits for presence records (F§11 reader rules).
+// Reader limits for presence records: a crowded or hostile run directory
+// costs bounded work.
 const (
 	maxPresenceFiles     = 256
 	maxPresenceFileBytes = 64 << 10

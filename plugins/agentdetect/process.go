@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// MaxAncestors bounds Ancestors, as F§6.19 bounds the likelyCaller check.
+// MaxAncestors bounds Ancestors, and so the likelyCaller check.
 const MaxAncestors = 8
 
 // pidReuseSlack absorbs the coarse clock a process start time is derived
@@ -17,7 +17,7 @@ const pidReuseSlack = 2 * time.Second
 
 // agentMarkers classify a process by the basename of its executable or
 // script (argv[0], or argv[1] behind an interpreter) and by the package
-// path an npm- or pip-installed agent runs from (R part B0).
+// path an npm- or pip-installed agent runs from.
 var agentMarkers = []struct {
 	agent    string
 	names    []string
@@ -125,8 +125,9 @@ func argvSession(argv []string) string {
 }
 
 // argvNamesRepo reports whether an argument is a directory option naming
-// the repository ("--cd /repo", "-C /repo", "--cwd=/repo"...), the argv
-// tie of R part B0.
+// the repository ("--cd /repo", "-C /repo", "--cwd=/repo"...): the
+// arguments tie the process to the repository even when its cwd is
+// elsewhere or unreadable.
 func argvNamesRepo(argv []string, q Query) bool {
 	for i := 1; i < len(argv) && i < 64; i++ {
 		a := argv[i]

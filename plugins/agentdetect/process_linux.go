@@ -47,30 +47,27 @@ func boot() time.Time {
 	return bootTime
 }
 
-// readSmall reads up to len(buf) bytes of a /proc file with raw system
-// calls: the os.File path costs a poller registration per file, which is
-// most of the work when the whole process table is walked.
+// readSmall reads the start of a /proc file (at most len(buf) bytes) with
+// one raw read: the os.File path costs a poller registration per file and
+// a second read for EOF, which dominate when the whole process table is
+// walked. The kernel fills a page-sized buffer in one read, and nothing
+// past the first page of a command line is looked at.
 func readSmall(path string, buf []byte) (int, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, err
 	}
 	defer syscall.Close(fd)
-	n := 0
-	for n < len(buf) {
-		m, err := syscall.Read(fd, buf[n:])
+	for {
+		n, err := syscall.Read(fd, buf)
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
-			return n, err
+			return 0, err
 		}
-		if m == 0 {
-			break
-		}
-		n += m
+		return n, nil
 	}
-	return n, nil
 }
 
 // statFields returns the fields of /proc/<pid>/stat after the command

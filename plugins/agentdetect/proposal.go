@@ -5,8 +5,7 @@ import (
 	"strings"
 )
 
-// Limits of the otherAgents hint (F§12: collision ≤ 1,000 proposal paths,
-// ≤ 20 overlaps per agent).
+// Limits of the otherAgents hint.
 const (
 	// MaxProposalPaths caps the paths a proposal reports to the
 	// otherAgents hint; a patch touching more is still submitted, the

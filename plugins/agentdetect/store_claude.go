@@ -70,7 +70,13 @@ func (claudeStore) Scan(ctx context.Context, q Query) ([]Finding, error) {
 		s.claudeRegistry(ctx, dir, m)
 	}
 	if dir, ok := s.storeDir(filepath.Join(root, "projects")); ok {
-		s.claudeTranscripts(ctx, dir, m)
+		// A registry cwd reached through a link names its own project
+		// directory; the work trees' names cover every other session.
+		var cwds []string
+		for _, a := range m.byID {
+			cwds = append(cwds, a.cwd)
+		}
+		s.claudeTranscripts(ctx, dir, cwds, m)
 	}
 	if err := ctx.Err(); err != nil {
 		errs = append(errs, err)
@@ -100,7 +106,7 @@ func (s *storeScan) claudeRegistry(ctx context.Context, dir string, m *storeSess
 		if _, ok := s.inRepo(r.Cwd); !ok {
 			continue
 		}
-		live := storePIDAlive(r.PID)
+		live := storePIDAlive(r.PID, storeUnix(r.StartedAt))
 		updated := storeUnix(r.UpdatedAt)
 		if updated.IsZero() {
 			updated = fi.ModTime()
@@ -138,10 +144,13 @@ func claudeEncode(p string) string {
 // claudeTranscripts tails the transcripts of project directories whose
 // encoded name is a work tree's or one below it. The encoding is lossy
 // (/a/b-c and /a/b/c collide), so every session's own cwd is checked.
-func (s *storeScan) claudeTranscripts(ctx context.Context, dir string, m *storeSessions) {
+func (s *storeScan) claudeTranscripts(ctx context.Context, dir string, cwds []string, m *storeSessions) {
 	var encs []string
 	for _, r := range s.roots {
 		encs = append(encs, claudeEncode(r.raw), claudeEncode(r.real))
+	}
+	for _, c := range cwds {
+		encs = append(encs, claudeEncode(c))
 	}
 	var cands []storeFile
 	isJSONL := func(n string) bool { return strings.HasSuffix(n, ".jsonl") }

@@ -105,9 +105,11 @@ func (s *storeScan) codexThreads(ctx context.Context, dir, root string, m *store
 			if err := rows.Scan(&id, &rollout, &cwd, &updated, &branch); err != nil {
 				return err
 			}
+			// Rows in seconds sort below rows in milliseconds, so a stale
+			// row does not end the scan.
 			at := storeUnix(updated)
 			if !s.fresh(at) {
-				break
+				continue
 			}
 			if _, ok := s.inRepo(cwd); !ok {
 				continue

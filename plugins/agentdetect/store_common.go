@@ -42,6 +42,9 @@ const (
 	storeSmallFile = 1 << 20
 	// storeMaxToolName bounds a reported tool name.
 	storeMaxToolName = 64
+	// storePIDStartSlack absorbs clock granularity when a registry's
+	// session start is compared with its process's start.
+	storePIDStartSlack = 5 * time.Second
 )
 
 // storeScan holds what every store source derives from a Query once.
@@ -81,7 +84,7 @@ func newStoreScan(q Query) *storeScan {
 	return s
 }
 
-// resolvePath resolves symbolic links in p. A path that no longer exists
+// storeResolve resolves symbolic links in p. A path that no longer exists
 // (a deleted file an agent touched) resolves its longest existing parent
 // and keeps the rest, so it still compares with the resolved repository.
 func storeResolve(p string) string {
@@ -103,7 +106,7 @@ func storeResolve(p string) string {
 	}
 }
 
-// within reports whether p is base or below it (both clean, absolute).
+// storeWithin reports whether p is base or below it (both clean, absolute).
 func storeWithin(base, p string) bool {
 	if base == "" {
 		return false
@@ -210,7 +213,7 @@ func (s *storeScan) homeJoin(elem ...string) string {
 	return filepath.Join(append([]string{s.q.Home}, elem...)...)
 }
 
-// subdirs lists the real (non-link) subdirectories of dir.
+// storeSubdirs lists the real (non-link) subdirectories of dir.
 func storeSubdirs(dir string) []string {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -252,7 +255,7 @@ func (s *storeScan) freshFiles(dir string, keep func(name string) bool) []storeF
 	return out
 }
 
-// newestFirst sorts candidate files newest first and keeps at most n.
+// storeNewest sorts candidate files newest first and keeps at most n.
 func storeNewest(files []storeFile, n int) []storeFile {
 	slices.SortFunc(files, func(a, b storeFile) int { return b.mod.Compare(a.mod) })
 	if len(files) > n {
@@ -261,7 +264,7 @@ func storeNewest(files []storeFile, n int) []storeFile {
 	return files
 }
 
-// session accumulates what a store says about one agent session while its
+// storeSession accumulates what a store says about one agent session while its
 // lines are read oldest to newest.
 type storeSession struct {
 	agent    string
@@ -378,22 +381,24 @@ func (a *storeSession) keep(s *storeScan) bool {
 	return a.live || s.fresh(a.last)
 }
 
-// cleanToolName keeps a tool name a name: printable, no spaces, bounded.
-// Anything else (a store that put text where a name belongs) is dropped.
+// storeToolName keeps a tool name a name: ASCII letters, digits and
+// _ . : / -, bounded. Anything else (a store that put text or JSON where
+// a name belongs) is dropped rather than reported.
 func storeToolName(n string) string {
 	n = strings.TrimSpace(n)
 	if n == "" || len(n) > storeMaxToolName {
 		return ""
 	}
 	for _, r := range n {
-		if unicode.IsSpace(r) || !unicode.IsPrint(r) {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_.:/-", r)
+		if !ok {
 			return ""
 		}
 	}
 	return n
 }
 
-// cleanBranch keeps a branch name that git could have written.
+// storeBranch keeps a branch name that git could have written.
 func storeBranch(b string) string {
 	b = strings.TrimPrefix(strings.TrimSpace(b), "refs/heads/")
 	if b == "" || len(b) > 255 || b == "HEAD" {
@@ -440,7 +445,7 @@ func (m *storeSessions) findings(s *storeScan) []Finding {
 	return out
 }
 
-// parseTime reads an ISO 8601 timestamp.
+// storeParseTime reads an ISO 8601 timestamp.
 func storeParseTime(v string) time.Time {
 	if v == "" {
 		return time.Time{}
@@ -452,7 +457,7 @@ func storeParseTime(v string) time.Time {
 	return t
 }
 
-// unixAuto reads a Unix timestamp in seconds, milliseconds or
+// storeUnix reads a Unix timestamp in seconds, milliseconds or
 // microseconds, judged by its size (stores changed units over time).
 func storeUnix(v int64) time.Time {
 	switch {
@@ -467,7 +472,7 @@ func storeUnix(v int64) time.Time {
 	}
 }
 
-// jsonTime reads a timestamp that a store wrote as a number (any unit) or
+// storeJSONTime reads a timestamp that a store wrote as a number (any unit) or
 // an ISO string.
 func storeJSONTime(v any) time.Time {
 	switch t := v.(type) {
@@ -482,7 +487,7 @@ func storeJSONTime(v any) time.Time {
 	return time.Time{}
 }
 
-// joinErrs reports a source's errors only when it found nothing: a store
+// storeErrs reports a source's errors only when it found nothing: a store
 // that answered in part is not a failed source.
 func storeErrs(found int, errs []error) error {
 	if found > 0 {

@@ -97,11 +97,12 @@ func (s *storeScan) cursorCLI(ctx context.Context, chats string, m *storeSession
 	return errs
 }
 
-// cursorChatTime is a chat's last update: meta.json's updatedAtMs, else
-// the newest mtime of its files.
+// cursorChatTime is a chat's last update: the later of meta.json's
+// updatedAtMs and the mtime of its database files (meta.json's own mtime
+// says nothing more than updatedAtMs).
 func (s *storeScan) cursorChatTime(dir string) (at time.Time) {
 	files := s.allFiles(dir, func(n string) bool {
-		return n == "meta.json" || strings.HasPrefix(n, "store.db")
+		return strings.HasPrefix(n, "store.db")
 	})
 	for _, f := range files {
 		at = storeLater(at, f.mod)
@@ -142,9 +143,10 @@ func (s *storeScan) cursorWorkspace(ctx context.Context, db string) (string, err
 // cursorComposers reads the editor's composer headers.
 func (s *storeScan) cursorComposers(ctx context.Context, db string, m *storeSessions) error {
 	return readSQLite(ctx, db, func(ctx context.Context, tx *sql.Tx) error {
+		// A malformed value would make json_extract fail the statement.
 		rows, err := tx.QueryContext(ctx, `SELECT composerId, COALESCE(lastUpdatedAt, 0),
-				COALESCE(json_extract(value, '$.workspaceIdentifier.uri.fsPath'), ''),
-				COALESCE(json_extract(value, '$.trackedGitRepos'), '[]')
+				CASE WHEN json_valid(value) THEN COALESCE(json_extract(value, '$.workspaceIdentifier.uri.fsPath'), '') ELSE '' END,
+				CASE WHEN json_valid(value) THEN COALESCE(json_extract(value, '$.trackedGitRepos'), '[]') ELSE '[]' END
 			FROM composerHeaders WHERE COALESCE(isArchived, 0) = 0
 			ORDER BY lastUpdatedAt DESC LIMIT ?`, storeMaxRows)
 		if err != nil {
@@ -156,11 +158,14 @@ func (s *storeScan) cursorComposers(ctx context.Context, db string, m *storeSess
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var id, fsPath, repos string
+			var id string
 			var updated int64
-			if err := rows.Scan(&id, &updated, &fsPath, &repos); err != nil {
+			var fsPathV, reposV any
+			if err := rows.Scan(&id, &updated, &fsPathV, &reposV); err != nil {
 				return err
 			}
+			fsPath, _ := fsPathV.(string)
+			repos, _ := reposV.(string)
 			at := storeUnix(updated)
 			if !s.fresh(at) {
 				break

@@ -96,10 +96,16 @@ func (s *storeScan) opencodeDB(ctx context.Context, db string, m *storeSessions)
 // Only the tool name, the edited file and a patch's file list are
 // extracted; the part's text and tool output stay in the database.
 func (s *storeScan) opencodeParts(ctx context.Context, tx *sql.Tx, a *storeSession) error {
-	rows, err := tx.QueryContext(ctx, `SELECT COALESCE(json_extract(data, '$.type'), ''), COALESCE(json_extract(data, '$.tool'), ''),
-			COALESCE(json_extract(data, '$.state.input.filePath'), ''), COALESCE(json_extract(data, '$.files'), '[]'),
-			COALESCE(json_extract(data, '$.state.time.start'), 0)
-		FROM part WHERE session_id = ? AND json_extract(data, '$.type') IN ('tool', 'patch')
+	// json_extract raises an error on malformed JSON, which would fail
+	// the whole statement: rows are filtered by json_valid first (the
+	// CASE makes the order of evaluation explicit).
+	rows, err := tx.QueryContext(ctx, `SELECT json_extract(data, '$.type'),
+			CASE WHEN json_type(data, '$.tool') = 'text' THEN json_extract(data, '$.tool') ELSE '' END,
+			CASE WHEN json_type(data, '$.state.input.filePath') = 'text' THEN json_extract(data, '$.state.input.filePath') ELSE '' END,
+			CASE WHEN json_type(data, '$.files') = 'array' THEN json_extract(data, '$.files') ELSE '[]' END,
+			CASE WHEN json_type(data, '$.state.time.start') IN ('integer', 'real') THEN json_extract(data, '$.state.time.start') ELSE 0 END
+		FROM part WHERE session_id = ?
+			AND CASE WHEN json_valid(data) THEN json_extract(data, '$.type') IN ('tool', 'patch') ELSE 0 END
 		ORDER BY id DESC LIMIT ?`, a.id, opencodeMaxParts)
 	if err != nil {
 		return err
@@ -112,8 +118,19 @@ func (s *storeScan) opencodeParts(ctx context.Context, tx *sql.Tx, a *storeSessi
 	var parts []part
 	for rows.Next() {
 		var p part
-		if err := rows.Scan(&p.kind, &p.tool, &p.file, &p.files, &p.start); err != nil {
+		var tool, file, files, start any
+		if err := rows.Scan(&p.kind, &tool, &file, &files, &start); err != nil {
 			return err
+		}
+		// A field of an unexpected JSON type is ignored, not an error.
+		p.tool, _ = tool.(string)
+		p.file, _ = file.(string)
+		p.files, _ = files.(string)
+		switch v := start.(type) {
+		case int64:
+			p.start = v
+		case float64:
+			p.start = int64(v)
 		}
 		parts = append(parts, p)
 	}

@@ -59,6 +59,8 @@ func readTailLines(path string, max int64) ([][]byte, fs.FileInfo, error) {
 	}
 	defer f.Close()
 	size := fi.Size()
+	// The first byte read only tells whether the next one starts a line:
+	// the partial line to drop then ends at that byte.
 	off := tailMax64(0, size-max)
 	buf := make([]byte, size-off)
 	n, err := f.ReadAt(buf, off)
@@ -125,7 +127,7 @@ func readHeadLine(path string, max int64) ([]byte, error) {
 	return bytes.TrimSpace(buf[:i]), nil
 }
 
-// readSmallFile reads a whole JSON document that is expected to be small
+// readStoreSmall reads a whole JSON document that is expected to be small
 // (registries, metadata); larger ones are refused rather than read.
 func readStoreSmall(path string, max int64) ([]byte, fs.FileInfo, error) {
 	f, fi, err := openStoreFile(path)

@@ -77,6 +77,10 @@ type Query struct {
 	SelfPID int
 	// Now is the clock every freshness rule uses.
 	Now time.Time
+
+	// canon holds the resolved roots, computed once per detection so
+	// that each path check resolves only the path itself.
+	canon []string
 }
 
 // MCPClient names the MCP client a presence record was written for.
