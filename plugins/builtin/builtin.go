@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/fluxgit/fluxgit/plugins/gitread"
+	"github.com/fluxgit/fluxgit/plugins/handshake"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 	"github.com/fluxgit/fluxgit/plugins/shiftroster"
 )
@@ -14,6 +15,7 @@ import (
 // here only when its tools really work: an unfinished provider is absent.
 var Factories = map[string]func() sdk.Provider{
 	"git-read":     func() sdk.Provider { return gitread.New() },
+	"handshake":    func() sdk.Provider { return handshake.New() },
 	"shift-roster": func() sdk.Provider { return shiftroster.New() },
 }
 
@@ -29,4 +31,4 @@ func Names() []string {
 
 // Planned are providers the contract names that later work will add; spec
 // lint accepts them so their spec files can land before their code.
-var Planned = []string{"handshake", "agents-presence"}
+var Planned = []string{"agents-presence"}
