@@ -166,7 +166,11 @@ func TestHandshakeSDKClient(t *testing.T) {
 func TestHandshakeAudit(t *testing.T) {
 	g := gatewaytest.New(t)
 	repo := fixtureRepo(t)
-	ledger := filepath.Join(t.TempDir(), "mcp.jsonl")
+	dir := filepath.Join(t.TempDir(), "audit")
+	if err := os.Mkdir(dir, 0o700); err != nil { // the ledger's directory must be private
+		t.Fatal(err)
+	}
+	ledger := filepath.Join(dir, "mcp.jsonl")
 	h := handshakeSession(t, auditEnv(t, ledger, "FLUXGIT_MCP_HANDSHAKE_ADDR="+g.Addr()), agentName)
 	args := minimalArgs(repo)
 	for _, op := range []string{"reset", "discard", "merge", "branchDelete", "commit", "branch"} {

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -82,6 +83,20 @@ func jsonValue(t testing.TB, v any) any {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// describe renders recorded requests for a failure message.
+func describe(reqs []gatewaytest.Request) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d requests", len(reqs))
+	for _, r := range reqs {
+		body := string(r.Body)
+		if len(body) > 300 {
+			body = body[:300] + "..."
+		}
+		fmt.Fprintf(&b, "\n  %s %s %s", r.Method, r.Path, body)
+	}
+	return b.String()
 }
 
 // noViolations fails when the gateway saw anything off contract.
@@ -283,12 +298,21 @@ func TestPreviewRequestBodies(t *testing.T) {
 	h := handshakeSession(t, handshakeEnv(t, g), agentName)
 	covered := map[string]bool{}
 	for _, tc := range bodyCases(repo, wtPath) {
+		covered[tc.op] = true
+	}
+	for _, op := range gatewaytest.Ops {
+		if !covered[op] {
+			t.Errorf("operation %s has no body case", op)
+		}
+	}
+	for _, tc := range bodyCases(repo, wtPath) {
 		t.Run(tc.name, func(t *testing.T) {
 			g.ResetRecords()
 			p := h.preview(t, tc.op, repo, tc.args)
+			noViolations(t, g)
 			reqs := g.Requests()
 			if len(reqs) != 2 || reqs[1].Endpoint != gatewaytest.Status {
-				t.Fatalf("want one POST and one status read, got %d requests: %+v", len(reqs), reqs)
+				t.Fatalf("want one POST and one status read, got %s", describe(reqs))
 			}
 			id := checkBody(t, reqs[0], tc.op, repo, agentName, tc.key, tc.body)
 			if reqs[1].Path != gatewaytest.StatusPrefix+id || len(reqs[1].Body) != 0 {
@@ -297,13 +321,7 @@ func TestPreviewRequestBodies(t *testing.T) {
 			noViolations(t, g)
 			checkEnvelope(t, p, "operation.preview."+tc.op, repo)
 			checkLive(t, p, "operation.preview."+tc.op, id, "pending")
-			covered[tc.op] = true
 		})
-	}
-	for _, op := range gatewaytest.Ops {
-		if !covered[op] {
-			t.Errorf("operation %s has no passing body case", op)
-		}
 	}
 	if _, err := os.Stat(wtPath); err == nil {
 		t.Errorf("a preview created the worktree directory %s", wtPath)
@@ -370,7 +388,7 @@ func TestPreviewAgentID(t *testing.T) {
 		}
 		reqs := g.RequestsTo(gatewaytest.Preview)
 		if len(reqs) != 1 || reqs[0].JSON()["agentId"] != "fluxgit-tests" {
-			t.Fatalf("modern request agent id: %+v", reqs)
+			t.Fatalf("modern request agent id: %s", describe(reqs))
 		}
 		noViolations(t, g)
 	})
@@ -515,7 +533,7 @@ func TestPreviewGatewayFaults(t *testing.T) {
 			t.Fatalf("want 10007 without a previewId: %s", jsonOf(p))
 		}
 		if len(reqs) != 1 {
-			t.Fatalf("an unsafe previewId was followed: %+v", reqs[1:])
+			t.Fatalf("an unsafe previewId was followed: %s", describe(reqs))
 		}
 	}
 	followed := func(id string) check {
@@ -524,7 +542,7 @@ func TestPreviewGatewayFaults(t *testing.T) {
 				id = reqs[0].JSON()["previewId"].(string)
 			}
 			if len(reqs) != 2 || reqs[1].Path != gatewaytest.StatusPrefix+id {
-				t.Fatalf("want the status of %s read once: %+v", id, reqs)
+				t.Fatalf("want the status of %s read once: %s", id, describe(reqs))
 			}
 			checkLive(t, p, "operation.preview.merge", id, "pending")
 		}
@@ -651,7 +669,7 @@ func TestPreviewIdempotentReplay(t *testing.T) {
 	checkLive(t, first, "operation.preview.merge", id1.(string), "pending")
 	checkLive(t, second, "operation.preview.merge", id1.(string), "pending")
 	if st := g.RequestsTo(gatewaytest.Status); len(st) != 2 || st[1].Path != gatewaytest.StatusPrefix+id1.(string) {
-		t.Fatalf("the replay's status read does not follow the earlier id: %+v", st)
+		t.Fatalf("the replay's status read does not follow the earlier id: %s", describe(st))
 	}
 	// The same client key on another operation is another intent.
 	other := h.preview(t, "reset", repo, map[string]any{"targetRef": "HEAD~1", "idempotencyKey": "cart-1"})
@@ -792,7 +810,7 @@ func TestOperationStatusAndCancel(t *testing.T) {
 			t.Fatalf("completed result: %s", jsonOf(d))
 		}
 		if reqs := g.Requests(); len(reqs) != 1 || reqs[0].Method != "GET" || reqs[0].Path != gatewaytest.StatusPrefix+id {
-			t.Fatalf("status requests: %+v", reqs)
+			t.Fatalf("status requests: %s", describe(reqs))
 		}
 	}
 	// A rejected record is still a successful read.
@@ -821,7 +839,7 @@ func TestOperationStatusAndCancel(t *testing.T) {
 	}
 	reqs := g.Requests()
 	if len(reqs) != 1 || reqs[0].Method != "POST" || reqs[0].Path != gatewaytest.CancelPrefix+pid || string(reqs[0].Body) != `{"agentId":"claude-code"}` {
-		t.Fatalf("cancel request: %+v", reqs)
+		t.Fatalf("cancel request: %s", describe(reqs))
 	}
 	if sp := status(pid); sp["data"].(map[string]any)["status"] != "cancelled" {
 		t.Fatalf("after cancel: %s", jsonOf(sp))
@@ -839,7 +857,7 @@ func TestOperationStatusAndCancel(t *testing.T) {
 	for _, f := range []gatewaytest.Fault{{Body: []byte("down")}, {Status: 403, JSONError: "no"}, {Redirect: true}, {Oversize: true}} {
 		g.FaultNext(gatewaytest.Status, f)
 		if code, _ := errorOf(t, status(pid)); code != 10003 {
-			t.Fatalf("status with fault %+v: code %d", f, code)
+			t.Fatalf("status with fault (HTTP %d, redirect %v, oversize %v): code %d", f.Status, f.Redirect, f.Oversize, code)
 		}
 	}
 	// Gateway faults on cancel: any other non-2xx is a refusal, a
