@@ -110,16 +110,6 @@ func (e Event) object() Object {
 	return o
 }
 
-// previewRisk is the risk of each operation.preview.* tool.
-var previewRisk = map[string]string{
-	"reset": RiskHigh, "discard": RiskHigh,
-	"merge": RiskMedium, "rebase": RiskMedium, "patch": RiskMedium, "plan": RiskMedium,
-	"push": RiskMedium, "branchDelete": RiskMedium, "submodulePointer": RiskMedium,
-	"worktree": RiskLow, "commit": RiskLow, "branch": RiskLow,
-}
-
-const previewPrefix = "operation.preview."
-
 // EventFromCall builds the ledger event of one tools/call.
 func EventFromCall(rec mcp.CallRecord) Event {
 	end := rec.Start.Add(rec.Duration)
@@ -145,17 +135,18 @@ func EventFromCall(rec mcp.CallRecord) Event {
 		tool = BoundText(rec.Tool, MaxUnknownToolChars)
 		e.Tool = tool
 	case rec.ReadOnly:
+		// Lint holds read-only tools to tool_call with risk none; a
+		// hand-built catalog cannot make a read promise a risk either.
 		e.EventType, e.ReadOnly, class = EventToolCall, true, "read-only tool"
-	case strings.HasPrefix(rec.Tool, previewPrefix):
+	case rec.Event == EventWriteProposal:
 		e.EventType, e.Approval, class = EventWriteProposal, ApprovalUIHandshake, "write-proposal tool"
-		e.Risk = previewRisk[strings.TrimPrefix(rec.Tool, previewPrefix)]
-		if e.Risk == "" {
-			e.Risk = RiskMedium // an operation this table does not know yet
-		}
-	case rec.Tool == "operation.cancel":
+		e.Risk = knownRisk(rec.Risk)
+	case rec.Event == EventProposalCancel:
 		e.EventType, class = EventProposalCancel, "proposal-cancel tool"
+		e.Risk = knownRisk(rec.Risk)
 	default: // a write tool outside the proposal family (e.g. a roster check-in)
 		e.EventType, class = EventToolCall, "tool"
+		e.Risk = knownRisk(rec.Risk)
 	}
 	switch rec.Outcome {
 	case mcp.OutcomeSuccess:
@@ -178,6 +169,16 @@ func EventFromCall(rec mcp.CallRecord) Event {
 		e.Summary = class + " " + tool + " was blocked: " + msg
 	}
 	return e
+}
+
+// knownRisk is the record's risk label (from the tool's spec), or none
+// when it states none the ledger schema knows.
+func knownRisk(r string) string {
+	switch r {
+	case RiskLow, RiskMedium, RiskHigh:
+		return r
+	}
+	return RiskNone
 }
 
 // ArgsFingerprint is "sha256:" + hex SHA-256 of the canonical JSON of the

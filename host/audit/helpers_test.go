@@ -46,7 +46,7 @@ func testRecord(i int) mcp.CallRecord {
 	recs := []mcp.CallRecord{
 		{Tool: "repo.status", Known: true, ReadOnly: true, Outcome: mcp.OutcomeSuccess,
 			Arguments: []byte(fmt.Sprintf(`{"repoPath":"/home/ada/src/project-%d"}`, i))},
-		{Tool: "operation.preview.reset", Known: true, Outcome: mcp.OutcomeSuccess,
+		{Tool: "operation.preview.reset", Known: true, Event: EventWriteProposal, Risk: RiskHigh, Outcome: mcp.OutcomeSuccess,
 			Arguments: []byte(fmt.Sprintf(`{"repoId":"acme/secret-%d","target":"HEAD~1"}`, i))},
 		{Tool: "nope", Outcome: mcp.OutcomeBlocked, ErrorMessage: "Unknown tool 'nope'"},
 		{Tool: "fleet.radar", Known: true, ReadOnly: true, Outcome: mcp.OutcomeError,

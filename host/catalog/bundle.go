@@ -96,6 +96,14 @@ func loadLayerFast(fsys fs.FS) (*bundle, error) {
 	}
 	// The bundle is indented for review; served schemas are compact.
 	for _, t := range b.Tools {
+		// A bundle written before tools had audit labels: the defaults
+		// loadLayer would give the same sources.
+		if t.Audit.Event == "" {
+			t.Audit.Event = DefaultAudit.Event
+		}
+		if t.Audit.Risk == "" {
+			t.Audit.Risk = DefaultAudit.Risk
+		}
 		for _, raw := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema} {
 			var c bytes.Buffer
 			if err := json.Compact(&c, *raw); err != nil {

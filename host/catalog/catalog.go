@@ -34,6 +34,32 @@ type Annotations struct {
 	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
 }
 
+// Audit labels of a tool spec (its audit field): what the audit ledger
+// writes as event_type and risk for a call of the tool.
+const (
+	AuditToolCall       = "tool_call"
+	AuditWriteProposal  = "write_proposal"
+	AuditProposalCancel = "proposal_cancel"
+
+	RiskNone   = "none"
+	RiskLow    = "low"
+	RiskMedium = "medium"
+	RiskHigh   = "high"
+)
+
+// Audit is the spec's audit field. The ledger takes a call's labels from
+// here, so a new tool brings its own risk instead of needing a table in
+// Go. A tool whose spec omits the field gets DefaultAudit (lint requires
+// the field on every tool that is not read-only).
+type Audit struct {
+	Event string `json:"event"`
+	Risk  string `json:"risk"`
+}
+
+// DefaultAudit labels a tool whose spec states no audit field: a plain
+// tool call with no risk, which is what a read-only tool is.
+var DefaultAudit = Audit{Event: AuditToolCall, Risk: RiskNone}
+
 // Tool is one tool of the catalog. A Tool must not be copied after first use
 // (it holds the lazily compiled schemas); share *Tool.
 type Tool struct {
@@ -49,6 +75,8 @@ type Tool struct {
 	Annotations Annotations
 	// ReadOnly is true when annotations.readOnlyHint is explicitly true.
 	ReadOnly bool
+	// Audit is the spec's audit field, DefaultAudit when the spec has none.
+	Audit Audit
 	// InputSchema and OutputSchema are compact JSON with every $ref inlined
 	// (no $ref, no $defs), in the key order of the spec file, ready to be
 	// sent in tools/list.
@@ -464,6 +492,7 @@ func buildTool(file string, doc *object, in *inliner) (t *Tool, inErr, outErr er
 		OpenWorldHint:   boolPtr(a, "openWorldHint"),
 	}
 	t.ReadOnly = t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
+	t.Audit = auditOf(doc)
 	if v, err := inlineInto(in, file, "inputSchema", &t.InputSchema); err != nil {
 		inErr = fmt.Errorf("inputSchema: %w", err)
 	} else if inErr = t.servePathMarks(v); inErr != nil {
@@ -505,6 +534,20 @@ func inlineInto(in *inliner, file, key string, dst *json.RawMessage) (any, error
 	}
 	*dst = raw
 	return v, nil
+}
+
+// auditOf reads the audit field of a tool file; fields it lacks take
+// DefaultAudit's values (the metaschema requires both when it is present).
+func auditOf(doc *object) Audit {
+	a := DefaultAudit
+	o := doc.obj("audit")
+	if e := o.str("event"); e != "" {
+		a.Event = e
+	}
+	if r := o.str("risk"); r != "" {
+		a.Risk = r
+	}
+	return a
 }
 
 func buildResource(file string, doc *object) *Resource {

@@ -46,6 +46,10 @@ const (
 	RuleReadOnlyHint = "read-only-hint"
 	// RuleReadOnlyDestructive: a read-only tool states destructiveHint.
 	RuleReadOnlyDestructive = "read-only-destructive"
+	// RuleAudit: a tool that is not read-only does not state audit
+	// (event and risk of its ledger entries), or a read-only tool states
+	// labels other than event tool_call with risk none.
+	RuleAudit = "audit"
 	// RuleProviderUnknown: a tool, resource or prompt names a provider that
 	// is not in the known list.
 	RuleProviderUnknown = "provider-unknown"
@@ -193,6 +197,9 @@ func (l *linter) tool(file string, doc *object) {
 			l.add(file, RuleReadOnlyDestructive, "read-only tool must not set annotations.destructiveHint")
 		}
 	}
+	if b, isBool := ro.(bool); isBool {
+		l.audit(file, doc, b) // without a stated class, read-only-hint reports
+	}
 	if p := doc.str("provider"); !l.knownProvider(p) {
 		l.add(file, RuleProviderUnknown, "provider %q is not one of %s", p, strings.Join(l.known, ", "))
 	}
@@ -229,6 +236,37 @@ func (l *linter) tool(file string, doc *object) {
 		}
 	}
 	l.examples(file, doc, t, input != nil, output != nil)
+}
+
+// audit checks the audit field against the tool's read-only class: the
+// ledger labels every call from it, so a write tool must say what it is,
+// and a read-only tool cannot claim to be a proposal or carry a risk.
+func (l *linter) audit(file string, doc *object, readOnly bool) {
+	_, stated := doc.get("audit")
+	a := auditOf(doc)
+	switch {
+	case !readOnly && !stated:
+		l.add(file, RuleAudit, "tool is not read-only, so it must state audit: {event: %s|%s|%s, risk: %s|%s|%s|%s} (the labels of its audit ledger entries)",
+			AuditToolCall, AuditWriteProposal, AuditProposalCancel, RiskNone, RiskLow, RiskMedium, RiskHigh)
+	case readOnly && validAudit(a) && (a.Event != AuditToolCall || a.Risk != RiskNone):
+		l.add(file, RuleAudit, "read-only tool must have audit event %s and risk %s (or omit audit), not %s/%s",
+			AuditToolCall, RiskNone, a.Event, a.Risk)
+	}
+}
+
+// validAudit reports whether both labels are values the metaschema allows
+// (which reports the others).
+func validAudit(a Audit) bool {
+	switch a.Event {
+	case AuditToolCall, AuditWriteProposal, AuditProposalCancel:
+	default:
+		return false
+	}
+	switch a.Risk {
+	case RiskNone, RiskLow, RiskMedium, RiskHigh:
+		return true
+	}
+	return false
 }
 
 // compiled reports inlining and compile errors and returns the inlined

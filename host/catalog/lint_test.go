@@ -117,6 +117,24 @@ func TestLintRules(t *testing.T) {
 		{"read-only-destructive", func(t *testing.T) fstest.MapFS {
 			return tool(mutate(t, "  readOnlyHint: true\n", "  readOnlyHint: true\n  destructiveHint: false\n"))
 		}, RuleReadOnlyDestructive, file, "must not set annotations.destructiveHint"},
+		{"audit missing on a write tool", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "  readOnlyHint: true\n", "  readOnlyHint: false\n", "readOnly:\n      const: true", "readOnly:\n      const: false", "readOnly: true, data", "readOnly: false, data"))
+		}, RuleAudit, file, "tool is not read-only, so it must state audit"},
+		{"audit missing without readOnlyHint", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "  readOnlyHint: true\n", "  idempotentHint: false\n", "  idempotentHint: true\n", ""))
+		}, RuleReadOnlyHint, file, "readOnlyHint must be stated"},
+		{"audit on a read-only tool: risk", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "tier: free", "tier: free\naudit: {event: tool_call, risk: low}"))
+		}, RuleAudit, file, "read-only tool must have audit event tool_call and risk none (or omit audit), not tool_call/low"},
+		{"audit on a read-only tool: event", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "tier: free", "tier: free\naudit: {event: write_proposal, risk: none}"))
+		}, RuleAudit, file, "not write_proposal/none"},
+		{"audit metaschema event", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "tier: free", "tier: free\naudit: {event: write_block, risk: none}"))
+		}, RuleMetaschema, file, `audit.event must be one of "tool_call", "write_proposal", "proposal_cancel"`},
+		{"audit metaschema risk missing", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "tier: free", "tier: free\naudit: {event: tool_call}"))
+		}, RuleMetaschema, file, "audit.risk is required"},
 		{"provider-unknown", func(t *testing.T) fstest.MapFS {
 			return tool(mutate(t, "provider: git-read", "provider: git-wrte"))
 		}, RuleProviderUnknown, file, `provider "git-wrte" is not one of git-read, handshake`},
@@ -162,6 +180,21 @@ func TestLintRules(t *testing.T) {
 				t.Errorf("finding = %s\nwant %s: %s: …%s…", f, tt.file, tt.rule, tt.msg)
 			}
 		})
+	}
+}
+
+// Stated audit labels that fit the tool's class are clean.
+func TestLintAuditClean(t *testing.T) {
+	for name, src := range map[string][]byte{
+		"read-only, explicit default": mutate(t, "tier: free", "tier: free\naudit: {event: tool_call, risk: none}"),
+		"proposal": mutate(t, "tier: free", "tier: free\naudit: {event: write_proposal, risk: high}",
+			"  readOnlyHint: true\n", "  readOnlyHint: false\n", "readOnly:\n      const: true", "readOnly:\n      const: false", "readOnly: true, data", "readOnly: false, data"),
+		"cancel": mutate(t, "tier: free", "tier: free\naudit: {event: proposal_cancel, risk: none}",
+			"  readOnlyHint: true\n", "  readOnlyHint: false\n", "readOnly:\n      const: true", "readOnly:\n      const: false", "readOnly: true, data", "readOnly: false, data"),
+	} {
+		for _, f := range Lint(fstest.MapFS{"tools/demo.echo.yaml": {Data: src}}, knownProviders) {
+			t.Errorf("%s: %s", name, f)
+		}
 	}
 }
 

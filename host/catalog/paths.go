@@ -34,13 +34,20 @@ const (
 	// the host forwards it unchanged and the provider resolves it within
 	// that repository.
 	PathRelative = "relative"
+	// PathDestination: an absolute path that may not exist yet — where
+	// something is to be created, such as a new worktree. Its deepest
+	// existing ancestor is canonicalised and must lie inside the allowed
+	// roots; the missing rest is appended. A blank value is forwarded
+	// unchanged: it stands for an optional destination left out, which the
+	// provider omits.
+	PathDestination = "destination"
 	// PathNone: looks like a path but is never used as a filesystem
 	// location (a label or name stored verbatim); nothing is checked.
 	PathNone = "none"
 )
 
 // PathKinds lists every valid value of PathKeyword.
-var PathKinds = []string{PathRepository, PathRunDir, PathDirectory, PathFile, PathRelative, PathNone}
+var PathKinds = []string{PathRepository, PathRunDir, PathDirectory, PathFile, PathRelative, PathDestination, PathNone}
 
 func validPathKind(k string) bool {
 	for _, v := range PathKinds {

@@ -60,7 +60,7 @@ func TestLintPathMark(t *testing.T) {
 		}, file, "arguments.opts.outputPath looks like"},
 		{"unknown kind", func(t *testing.T) fstest.MapFS {
 			return tool(mutate(t, "x-fluxgit-path: repository", "x-fluxgit-path: repo"))
-		}, file, "arguments.repoPath: x-fluxgit-path must be one of repository, runDir, directory, file, relative, none, not \"repo\""},
+		}, file, "arguments.repoPath: x-fluxgit-path must be one of repository, runDir, directory, file, relative, destination, none, not \"repo\""},
 		{"mark on an integer", func(t *testing.T) fstest.MapFS {
 			return tool(mutate(t, "      description: how many\n", "      description: how many\n      x-fluxgit-path: file\n"))
 		}, file, "arguments.count: x-fluxgit-path is only allowed on string schemas"},

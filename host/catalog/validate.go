@@ -210,11 +210,19 @@ const (
 
 // describe picks the most specific leaf of the error tree and renders it.
 func describe(ve *jsonschema.ValidationError, instance, schemaDoc any, label string) string {
-	var leaves []*jsonschema.ValidationError
+	var causes []cause
 	var collect func(e *jsonschema.ValidationError)
 	collect = func(e *jsonschema.ValidationError) {
+		if c, branch, ok := discriminated(e, instance, schemaDoc, label); ok {
+			if branch != nil {
+				collect(branch)
+			} else {
+				causes = append(causes, c)
+			}
+			return
+		}
 		if len(e.Causes) == 0 {
-			leaves = append(leaves, e)
+			causes = append(causes, describeLeaf(e, instance, schemaDoc, label))
 			return
 		}
 		for _, c := range e.Causes {
@@ -223,8 +231,7 @@ func describe(ve *jsonschema.ValidationError, instance, schemaDoc any, label str
 	}
 	collect(ve)
 	var best *cause
-	for _, leaf := range leaves {
-		c := describeLeaf(leaf, instance, schemaDoc, label)
+	for _, c := range causes {
 		if best == nil || c.depth > best.depth ||
 			(c.depth == best.depth && (c.rank < best.rank || (c.rank == best.rank && c.text < best.text))) {
 			best = &c
@@ -234,6 +241,96 @@ func describe(ve *jsonschema.ValidationError, instance, schemaDoc any, label str
 		return rootName(label) + " is invalid"
 	}
 	return best.text
+}
+
+// discriminated handles a failed oneOf or anyOf whose alternatives are
+// objects told apart by one property with a const in every alternative
+// (operationType: merge | rebase | ...). The failures of alternatives the
+// value never meant to match (another operationType) only mislead ("ontoRef
+// is not allowed"), so: when the value names an alternative, only that
+// alternative's failures are described (branch); when the property is
+// missing or names none, that alone is the cause. ok is false for any other
+// error, which is then described as usual.
+func discriminated(e *jsonschema.ValidationError, instance, schemaDoc any, label string) (c cause, branch *jsonschema.ValidationError, ok bool) {
+	_, kwPtr, _ := strings.Cut(e.AbsoluteKeywordLocation, "#")
+	kwTokens := splitPointer(kwPtr)
+	if n := len(kwTokens); n == 0 || (kwTokens[n-1] != "oneOf" && kwTokens[n-1] != "anyOf") {
+		return c, nil, false
+	}
+	alts, _ := lookupTokens(schemaDoc, kwTokens)
+	list, _ := alts.([]any)
+	tokens := splitPointer(e.InstanceLocation)
+	inst, _ := lookupTokens(instance, tokens)
+	obj, isObj := inst.(map[string]any)
+	if len(list) < 2 || !isObj {
+		return c, nil, false
+	}
+	key, consts, required := discriminator(list)
+	if key == "" {
+		return c, nil, false
+	}
+	where := renderPath(label, instance, append(tokens, key))
+	v, present := obj[key]
+	if !present {
+		if !required {
+			return c, nil, false
+		}
+		return cause{depth: len(tokens) + 1, rank: rankMissingKey, text: where + " is required"}, nil, true
+	}
+	for i, cv := range consts {
+		if !jsonEqual(cv, v) {
+			continue
+		}
+		prefix := kwPtr + "/" + strconv.Itoa(i)
+		for _, sub := range e.Causes {
+			_, p, _ := strings.Cut(sub.AbsoluteKeywordLocation, "#")
+			if p == prefix || strings.HasPrefix(p, prefix+"/") {
+				return c, sub, true
+			}
+		}
+		return c, nil, false
+	}
+	vals := make([]string, len(consts))
+	for i, cv := range consts {
+		vals[i] = jsonText(cv)
+	}
+	return cause{depth: len(tokens) + 1, rank: rankOther, text: where + " must be one of " + strings.Join(vals, ", ")}, nil, true
+}
+
+// discriminator finds the property every alternative pins with a const
+// (the first such, in the first alternative's key order of a sorted
+// listing), the consts in alternative order, and whether every alternative
+// requires it.
+func discriminator(alts []any) (key string, consts []any, required bool) {
+	first, _ := alts[0].(map[string]any)
+	props, _ := first["properties"].(map[string]any)
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+next:
+	for _, k := range keys {
+		consts = consts[:0]
+		required = true
+		for _, a := range alts {
+			m, _ := a.(map[string]any)
+			ps, _ := m["properties"].(map[string]any)
+			p, _ := ps[k].(map[string]any)
+			cv, ok := p["const"]
+			if !ok {
+				continue next
+			}
+			consts = append(consts, cv)
+			found := false
+			for _, r := range stringList(m["required"]) {
+				found = found || r == k
+			}
+			required = required && found
+		}
+		return k, consts, required
+	}
+	return "", nil, false
 }
 
 // knownKeywords are the assertion keywords describeLeaf understands.
@@ -378,6 +475,13 @@ func describeLeaf(e *jsonschema.ValidationError, instance, schemaDoc any, label 
 					c.text = renderPath(label, instance, append(tokens, k)) + " is not allowed here"
 					return c
 				}
+			}
+		}
+		if m, ok := kwVal.(map[string]any); ok {
+			if p, ok := m["pattern"].(string); ok && len(m) <= 2 {
+				// `not: {pattern: ^refs/}` forbids a form of value.
+				c.text = fmt.Sprintf("%s must not match the pattern %s", where, p)
+				return c
 			}
 		}
 		c.text = where + " matches a schema it must not match"

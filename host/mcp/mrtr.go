@@ -274,6 +274,7 @@ func (s *Server) abandon(pc *parked) {
 		ErrorMessage: "abandoned: the client did not answer the call's input requests within " + inputWait.String()}
 	if t, ok := s.opts.Catalog.Tool(pc.tool); ok {
 		rec.ReadOnly = t.ReadOnly
+		rec.Event, rec.Risk = t.Audit.Event, t.Audit.Risk
 		rec.scope = scopeArguments(rec.Arguments, t.Paths)
 	}
 	rec.Duration = time.Since(pc.start)

@@ -33,6 +33,10 @@ type CallRecord struct {
 	Known bool
 	// ReadOnly is the tool's readOnlyHint (false for unknown tools).
 	ReadOnly bool
+	// Event and Risk are the audit labels of the tool's spec (its audit
+	// field: tool_call, write_proposal or proposal_cancel; none, low,
+	// medium or high); empty for unknown tools.
+	Event, Risk string
 	// Arguments are the arguments exactly as the client sent them (nil
 	// when absent).
 	Arguments json.RawMessage
@@ -128,6 +132,7 @@ func (s *Server) recordCall(ctx context.Context, rq *request, p params) (json.Ra
 	_ = json.Unmarshal(p["name"], &rec.Tool)
 	if t, ok := s.opts.Catalog.Tool(rec.Tool); ok {
 		rec.Known, rec.ReadOnly = true, t.ReadOnly
+		rec.Event, rec.Risk = t.Audit.Event, t.Audit.Risk
 		rec.scope = scopeArguments(rec.Arguments, t.Paths)
 	}
 	switch {

@@ -289,6 +289,8 @@ func (p Policy) CanonicalizeArguments(args map[string]any, marks []catalog.PathA
 			fix = func(field string, v any) (any, error) { return p.existing(field, v, kind) }
 		case catalog.PathRunDir:
 			fix = p.runDirArg
+		case catalog.PathDestination:
+			fix = p.destination
 		default:
 			continue // relative (the provider resolves it in its repository) and none
 		}
@@ -300,6 +302,64 @@ func (p Policy) CanonicalizeArguments(args map[string]any, marks []catalog.PathA
 		}
 	}
 	return top, nil
+}
+
+// destination canonicalises a path that may not exist yet: its deepest
+// existing ancestor is resolved and confined, and the missing components
+// are appended to the canonical ancestor. An existing entry on the way that
+// cannot be resolved (a dangling symbolic link) is refused whatever the
+// policy: creating through it would land wherever the link points. A blank
+// value is an optional destination left out and passes unchanged.
+func (p Policy) destination(field string, v any) (any, error) {
+	if p.bad != nil {
+		return nil, p.bad
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, invalid("Path arguments must be strings", field+" must be a string")
+	}
+	if strings.TrimSpace(s) == "" {
+		return v, nil
+	}
+	if !filepath.IsAbs(s) || strings.ContainsRune(s, 0) {
+		return nil, invalid("Path arguments must be absolute filesystem paths", field+" must be an absolute path (or be left out)")
+	}
+	clean := filepath.Clean(s)
+	if c, err := filepath.EvalSymlinks(clean); err == nil {
+		if len(p.Roots) > 0 && !p.Contains(c) {
+			return nil, p.outside(field, c, catalog.PathDestination)
+		}
+		return c, nil
+	}
+	// Walk up to the deepest entry that exists (as itself, links included).
+	var missing []string
+	dir := clean
+	for {
+		if _, err := os.Lstat(dir); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil, invalid("Path cannot be resolved", field+" cannot be resolved; pass an absolute path inside "+EnvAllowedRoots)
+		}
+		missing = append([]string{filepath.Base(dir)}, missing...)
+		dir = parent
+	}
+	c, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		if len(p.Roots) > 0 && !p.ancestorInside(dir) {
+			return nil, p.outside(field, clean, catalog.PathDestination)
+		}
+		return nil, invalid("Path cannot be resolved",
+			field+" passes through an entry that cannot be resolved (a dangling symbolic link?); pass a path whose existing part resolves")
+	}
+	if len(p.Roots) > 0 && !p.Contains(c) {
+		return nil, p.outside(field, filepath.Join(append([]string{c}, missing...)...), catalog.PathDestination)
+	}
+	if fi, err := os.Stat(c); err != nil || !fi.IsDir() {
+		return nil, invalid("Path cannot be created", field+" lies below an existing entry that is not a directory")
+	}
+	return filepath.Join(append([]string{c}, missing...)...), nil
 }
 
 // existing canonicalises a repository, directory or file argument; the last

@@ -287,3 +287,75 @@ func jsonString(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// A destination (a worktree to create) may not exist yet; only the part
+// that exists is resolved, and it must resolve inside the roots.
+func TestDestinationArgument(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	root := filepath.Join(base, "root")
+	outside := filepath.Join(base, "outside")
+	existing := filepath.Join(root, "trees")
+	file := filepath.Join(root, "f.txt")
+	for _, d := range []string{existing, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(existing, link); err != nil {
+		t.Fatal(err)
+	}
+	escape := filepath.Join(root, "escape")
+	if err := os.Symlink(outside, escape); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(root, "dangling")
+	if err := os.Symlink(filepath.Join(outside, "gone"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	confined, open := Parse(root), Policy{}
+	for _, tc := range []struct {
+		name   string
+		p      Policy
+		in     any
+		want   any
+		wantCd int64
+	}{
+		{"missing inside", confined, existing + "/new/wt", existing + "/new/wt", 0},
+		{"missing below a symlink inside", confined, link + "/wt", existing + "/wt", 0},
+		{"existing directory", confined, existing + "/", existing, 0},
+		{"missing, unclean", confined, root + "/a/../trees/./wt", existing + "/wt", 0},
+		{"blank is left to the provider", confined, "  ", "  ", 0},
+		{"empty is left to the provider", confined, "", "", 0},
+		{"missing outside", confined, outside + "/wt", nil, CodeOutsideRoots},
+		{"missing below a symlink out", confined, escape + "/wt", nil, CodeOutsideRoots},
+		{"existing outside", confined, outside, nil, CodeOutsideRoots},
+		{"dangling symlink", confined, dangling, nil, CodeInvalidParams},
+		{"dangling symlink, unconfined", open, dangling + "/wt", nil, CodeInvalidParams},
+		{"below a file", confined, file + "/wt", nil, CodeInvalidParams},
+		{"relative", confined, "trees/wt", nil, CodeInvalidParams},
+		{"not a string", confined, 7, nil, CodeInvalidParams},
+		{"unconfined, missing", open, outside + "/x/wt", outside + "/x/wt", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := map[string]any{"path": tc.in}
+			_, err := tc.p.CanonicalizeArguments(args, []catalog.PathArg{mark(catalog.PathDestination, ".path")})
+			if code(err) != tc.wantCd {
+				t.Fatalf("code %d (%v), want %d", code(err), err, tc.wantCd)
+			}
+			if err != nil {
+				e := err.(*Error)
+				if text := e.Message + " " + jsonString(t, e.Data); strings.Contains(text, base) || !strings.Contains(text, "arguments.path") {
+					t.Errorf("refusal must name the argument and never the path: %s", text)
+				}
+				return
+			}
+			if args["path"] != tc.want {
+				t.Fatalf("forwarded %q, want %q", args["path"], tc.want)
+			}
+		})
+	}
+}
