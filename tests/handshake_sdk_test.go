@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,9 +24,10 @@ func minimalArgs(repo string) map[string]map[string]any {
 	return m
 }
 
-// The fourteen handshake tools are listed with explicit annotations:
-// readOnlyHint false (previews, cancel) or true (status), idempotentHint
-// false on previews, a closed inputSchema and an outputSchema.
+// The fourteen handshake tools are listed with explicit annotations
+// (readOnlyHint false on previews and cancel, true on status; previews
+// never idempotent; destructive and open-world as the catalog says), a
+// closed inputSchema and an outputSchema.
 func TestHandshakeToolsListed(t *testing.T) {
 	s := startServer(t, baseEnv(t))
 	initialize(t, s)
@@ -45,6 +47,8 @@ func TestHandshakeToolsListed(t *testing.T) {
 	for i, tool := range res.Tools {
 		listed[tool.Name] = i
 	}
+	// The annotation table of README.md's tool catalog; "" means absent.
+	destructive := map[string]bool{"merge": true, "rebase": true, "discard": true, "reset": true, "patch": true, "plan": true, "push": true, "branchDelete": true}
 	for _, name := range handshakeTools() {
 		i, ok := listed[name]
 		if !ok {
@@ -52,13 +56,20 @@ func TestHandshakeToolsListed(t *testing.T) {
 			continue
 		}
 		tool := res.Tools[i]
-		ro := name == "operation.status"
-		if got := string(tool.Annotations["readOnlyHint"]); got != jsonOf(ro) {
-			t.Errorf("%s readOnlyHint %q, want %v", name, got, ro)
+		op, isPreview := strings.CutPrefix(name, "operation.preview.")
+		want := map[string]string{"readOnlyHint": "false", "destructiveHint": "false", "idempotentHint": "false", "openWorldHint": "false"}
+		switch {
+		case name == "operation.status":
+			want = map[string]string{"readOnlyHint": "true", "destructiveHint": "", "idempotentHint": "true", "openWorldHint": "false"}
+		case name == "operation.cancel":
+			want["idempotentHint"] = "true"
+		case isPreview:
+			want["destructiveHint"] = jsonOf(destructive[op])
+			want["openWorldHint"] = jsonOf(op == "push")
 		}
-		if name != "operation.status" && name != "operation.cancel" {
-			if got := string(tool.Annotations["idempotentHint"]); got != "false" {
-				t.Errorf("%s idempotentHint %q, want false", name, got)
+		for k, v := range want {
+			if got := string(tool.Annotations[k]); got != v {
+				t.Errorf("%s %s = %q, want %q", name, k, got, v)
 			}
 		}
 		if tool.InputSchema["additionalProperties"] != false || tool.OutputSchema == nil {
