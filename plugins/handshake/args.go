@@ -11,7 +11,7 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-// Input bounds (README.md, write proposals). The host enforces them with
+// Input bounds of the tools' input schemas. The host enforces them with
 // the tool's inputSchema; the provider checks them again because it must
 // never send the gateway a body the contract does not describe, whoever
 // called it.

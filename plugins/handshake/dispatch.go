@@ -13,7 +13,7 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-// Gateway endpoints (README.md, gateway protocol).
+// Gateway endpoints; a previewId is appended only once ValidPreviewID accepts it.
 const (
 	previewPath = "/v1/mcp/operation/preview/"
 	statusPath  = "/v1/mcp/operation/status/"

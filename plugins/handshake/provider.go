@@ -31,7 +31,7 @@ const Source = "fluxgit-app"
 // 10003 payload so an agent sees which capability is missing.
 const Tier = "fluxgit-write-handshake"
 
-// Tool error codes (README.md, error codes).
+// Tool error codes a handshake result may carry.
 const (
 	// CodeNotConnected: no gateway address, the gateway is unreachable, or
 	// it answered with a failure that is not a JSON refusal.
