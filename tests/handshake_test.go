@@ -491,18 +491,19 @@ func handshakeTools() []string {
 	return append(names, "operation.status", "operation.cancel")
 }
 
-// Gateway faults on the preview POST and the status read, each with the
-// answer the contract gives and the requests it allows.
+// Gateway faults on the preview POST and the status read, for every
+// preview tool, each with the answer the contract gives and the requests
+// it allows.
 func TestPreviewGatewayFaults(t *testing.T) {
 	g := gatewaytest.New(t)
 	repo := fixtureRepo(t)
 	h := handshakeSession(t, handshakeEnv(t, g), agentName)
-	schema := outputSchemas(t, h.server)["operation.preview.merge"]
-	args := map[string]any{"sourceRef": "feature/cart", "targetRef": "main"}
-	type check func(t *testing.T, p map[string]any, reqs []gatewaytest.Request)
-	notConnected := func(t *testing.T, p map[string]any, reqs []gatewaytest.Request) {
+	schemas := outputSchemas(t, h.server)
+	args := minimalArgs(repo)
+	type check func(t *testing.T, tool string, p map[string]any, reqs []gatewaytest.Request)
+	notConnected := func(t *testing.T, tool string, p map[string]any, reqs []gatewaytest.Request) {
 		code, d := errorOf(t, p)
-		if code != 10003 || d["tier"] != "fluxgit-write-handshake" || d["tool"] != "operation.preview.merge" || d["reason"] == nil || d["agentRecommendation"] == nil {
+		if code != 10003 || d["tier"] != "fluxgit-write-handshake" || d["tool"] != tool || d["reason"] == nil || d["agentRecommendation"] == nil {
 			t.Fatalf("want 10003: %s", jsonOf(p))
 		}
 		if p["source"] != nil || p["previewId"] != nil {
@@ -513,7 +514,7 @@ func TestPreviewGatewayFaults(t *testing.T) {
 		}
 	}
 	refused := func(httpStatus int) check {
-		return func(t *testing.T, p map[string]any, reqs []gatewaytest.Request) {
+		return func(t *testing.T, tool string, p map[string]any, reqs []gatewaytest.Request) {
 			code, d := errorOf(t, p)
 			gw, _ := d["gateway"].(map[string]any)
 			if code != 10006 || d["httpStatus"] != float64(httpStatus) || gw["error"] != "policy says no" {
@@ -527,7 +528,7 @@ func TestPreviewGatewayFaults(t *testing.T) {
 			}
 		}
 	}
-	unsafe := func(t *testing.T, p map[string]any, reqs []gatewaytest.Request) {
+	unsafe := func(t *testing.T, tool string, p map[string]any, reqs []gatewaytest.Request) {
 		code, d := errorOf(t, p)
 		if code != 10007 || d["reason"] == nil || p["previewId"] != nil || p["source"] != "fluxgit-app" {
 			t.Fatalf("want 10007 without a previewId: %s", jsonOf(p))
@@ -536,15 +537,16 @@ func TestPreviewGatewayFaults(t *testing.T) {
 			t.Fatalf("an unsafe previewId was followed: %s", describe(reqs))
 		}
 	}
-	followed := func(id string) check {
-		return func(t *testing.T, p map[string]any, reqs []gatewaytest.Request) {
+	followed := func(gatewayID string) check {
+		return func(t *testing.T, tool string, p map[string]any, reqs []gatewaytest.Request) {
+			id := gatewayID
 			if id == "" {
-				id = reqs[0].JSON()["previewId"].(string)
+				id, _ = reqs[0].JSON()["previewId"].(string)
 			}
 			if len(reqs) != 2 || reqs[1].Path != gatewaytest.StatusPrefix+id {
 				t.Fatalf("want the status of %s read once: %s", id, describe(reqs))
 			}
-			checkLive(t, p, "operation.preview.merge", id, "pending")
+			checkLive(t, p, tool, id, "pending")
 		}
 	}
 	for _, tc := range []struct {
@@ -573,25 +575,28 @@ func TestPreviewGatewayFaults(t *testing.T) {
 		{"status read fails", nil, nil, &gatewaytest.Fault{Body: []byte("down")}, followed("")},
 		{"status read redirected", nil, nil, &gatewaytest.Fault{Redirect: true}, followed("")},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g.ResetRecords()
-			if tc.fault != nil {
-				g.FaultNext(gatewaytest.Preview, *tc.fault)
-			}
-			if tc.plan != nil {
-				g.Script(*tc.plan)
-			}
-			if tc.status != nil {
-				g.FaultNext(gatewaytest.Status, *tc.status)
-			}
-			p := h.preview(t, "merge", repo, args)
-			validateAgainst(t, schema, p)
-			tc.check(t, p, g.Requests())
-			if n := len(g.RequestsTo(gatewaytest.Unknown)); n != 0 {
-				t.Fatalf("a redirect was followed (%d requests off contract)", n)
-			}
-			noViolations(t, g)
-		})
+		for _, op := range gatewaytest.Ops {
+			tool := "operation.preview." + op
+			t.Run(tc.name+"/"+op, func(t *testing.T) {
+				g.ResetRecords()
+				if tc.fault != nil {
+					g.FaultNext(gatewaytest.Preview, *tc.fault)
+				}
+				if tc.plan != nil {
+					g.Script(*tc.plan)
+				}
+				if tc.status != nil {
+					g.FaultNext(gatewaytest.Status, *tc.status)
+				}
+				p := h.preview(t, op, repo, args[op])
+				validateAgainst(t, schemas[tool], p)
+				tc.check(t, tool, p, g.Requests())
+				if n := len(g.RequestsTo(gatewaytest.Unknown)); n != 0 {
+					t.Fatalf("a redirect was followed (%d requests off contract)", n)
+				}
+				noViolations(t, g)
+			})
+		}
 	}
 }
 
