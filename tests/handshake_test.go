@@ -880,3 +880,29 @@ func TestOperationStatusAndCancel(t *testing.T) {
 	}
 	noViolations(t, g)
 }
+
+// handshakeCalls is one call of every handshake tool against repo, for the
+// tests that must exercise every served tool. The handshake provider runs
+// no git; these prove that holds on hostile repositories too.
+func handshakeCalls(repo string) []struct {
+	tool string
+	args map[string]any
+} {
+	var calls []struct {
+		tool string
+		args map[string]any
+	}
+	for op, args := range minimalArgs(repo) {
+		calls = append(calls, struct {
+			tool string
+			args map[string]any
+		}{"operation.preview." + op, withPreviewBase(args, repo)})
+	}
+	for _, tool := range []string{"operation.status", "operation.cancel"} {
+		calls = append(calls, struct {
+			tool string
+			args map[string]any
+		}{tool, map[string]any{"previewId": gatewaytest.NewUUID()}})
+	}
+	return calls
+}
