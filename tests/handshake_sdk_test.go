@@ -47,7 +47,7 @@ func TestHandshakeToolsListed(t *testing.T) {
 	for i, tool := range res.Tools {
 		listed[tool.Name] = i
 	}
-	// The annotation table of README.md's tool catalog; "" means absent.
+	// The annotations of each class of write tool; "" means absent.
 	destructive := map[string]bool{"merge": true, "rebase": true, "discard": true, "reset": true, "patch": true, "plan": true, "push": true, "branchDelete": true}
 	for _, name := range handshakeTools() {
 		i, ok := listed[name]

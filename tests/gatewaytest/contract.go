@@ -48,7 +48,8 @@ type field struct {
 }
 
 // opFields are the operation-specific body keys of each preview: what
-// README.md's request table lists, with which are always sent.
+// the contract lists per operation, with which are always sent (defaults
+// applied) and which only when given and non-blank.
 var opFields = map[string]map[string]field{
 	"merge": {
 		"sourceRef": {kind: kRef, required: true},
@@ -557,7 +558,7 @@ func short(v any) string {
 }
 
 // DefaultResult is a completed proposal's result for op, with the fields
-// README.md lists for that operation (the common ones and its own).
+// the contract lists for that operation (the common ones and its own).
 func DefaultResult(op string) map[string]any {
 	const (
 		before = "1111111111111111111111111111111111111111"

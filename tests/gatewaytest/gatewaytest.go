@@ -1,19 +1,29 @@
 // Package gatewaytest is a strict FluxGit gateway for tests: a real HTTP
-// server on a loopback listener that speaks the gateway protocol README.md
-// describes (the twelve preview endpoints, proposal status, cancel and the
-// semantic diff) and nothing else.
+// server on a loopback listener that speaks the gateway protocol fluxgit's
+// handshake provider talks to, and nothing else:
+//
+//	POST /v1/mcp/operation/preview/<op>   submit a proposal (12 operations)
+//	GET  /v1/mcp/operation/status/<id>    read a proposal's record
+//	POST /v1/mcp/operation/cancel/<id>    withdraw it; body {"agentId"} only
+//	POST /v1/mcp/diff/semantic            semantic diff; body {repoId, repoPath, baseRef, headRef, paths}
 //
 // It is strict on purpose. A request whose body carries a key the contract
 // does not list for that operation, lacks a required key, or has a
-// malformed previewId, requestedAt or idempotencyKey is answered HTTP 400
-// with {"error": ...} and recorded as a violation, so a test can assert
-// that a client sent exactly the contract (Violations is empty) rather
-// than something a lenient server happened to accept.
+// malformed previewId (a lowercase UUID v4), requestedAt (RFC 3339 UTC with
+// milliseconds and Z) or idempotencyKey ("<op>:client:<key>" or
+// "<op>:call:<uuid v4>") is answered HTTP 400 with {"error": ...} and
+// recorded as a violation, so a test can assert that a client sent exactly
+// the contract (Violations is empty) rather than something a lenient
+// server happened to accept. contract.go holds the per-operation field
+// table.
 //
 // Every request is recorded (method, path, the exact body bytes) and the
 // gateway is scriptable per test: status sequences per proposal, JSON
 // refusals, non-JSON failures, unsafe or missing previewIds in replies,
-// redirects, oversize and slow replies, and idempotent replay.
+// redirects, oversize and slow replies, and idempotent replay (the same
+// agentId and key with the same intent returns the earlier previewId; with
+// another intent, 409). Only a pending proposal can be cancelled, and only
+// by the agent that made it; unknown ids are 404.
 package gatewaytest
 
 import (
@@ -56,9 +66,9 @@ const (
 	RedirectTarget = "/redirected"
 )
 
-// maxRequestBody bounds a request body the gateway reads: README.md's
-// gateway accepts preview bodies up to 32 MiB (a 4 Mi-character patch,
-// JSON-escaped) and answers 413 beyond.
+// maxRequestBody bounds a request body the gateway reads: preview bodies
+// up to 32 MiB (a 4 Mi-character patch, JSON-escaped) are accepted, larger
+// ones get 413.
 const maxRequestBody = 32 << 20
 
 // ProposalTTL is how long a proposal lives; expiresAt is computed from the

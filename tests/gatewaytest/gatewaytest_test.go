@@ -198,6 +198,29 @@ func TestLifecycle(t *testing.T) {
 	}
 }
 
+// The semantic diff endpoint takes exactly its five keys and answers the
+// scripted reply.
+func TestSemantic(t *testing.T) {
+	g := New(t)
+	c := client(t, g)
+	g.SetSemanticReply(map[string]any{"files": []any{map[string]any{"path": "a.go", "fallbackToText": true}}})
+	body := map[string]any{"repoId": "r1", "repoPath": "/home/dev/repo", "baseRef": "HEAD~1", "headRef": "", "paths": []any{"a.go"}}
+	if r := do(t, c, "POST", SemanticPath, body); r.Status != 200 || !strings.Contains(string(r.Body), `"a.go"`) {
+		t.Fatalf("semantic: %d %s", r.Status, r.Body)
+	}
+	delete(body, "headRef")
+	body["path"] = "a.go"
+	if r := do(t, c, "POST", SemanticPath, body); r.Status != http.StatusBadRequest {
+		t.Fatalf("semantic body off contract: %d", r.Status)
+	}
+	if v := g.Violations(); len(v) != 1 || !strings.Contains(v[0], "headRef") || !strings.Contains(v[0], `"path"`) {
+		t.Fatalf("violations: %v", v)
+	}
+	if r := do(t, c, "GET", SemanticPath, nil); r.Status != http.StatusBadRequest {
+		t.Fatalf("GET semantic: %d", r.Status)
+	}
+}
+
 // Faults reach the real client as the errors it must see.
 func TestFaults(t *testing.T) {
 	g := New(t)
