@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -47,6 +48,27 @@ func handshakeSession(t testing.TB, env []string, name string) *hsSession {
 		t.Fatalf("initialize: %s", r.raw)
 	}
 	return &hsSession{server: s}
+}
+
+// await returns the reply to id, from the replies already read past or
+// the next ones.
+func (h *hsSession) await(t testing.TB, id string) response {
+	t.Helper()
+	want, _ := json.Marshal(id)
+	for i, raw := range h.stray {
+		if r := decodeResponse(t, raw); bytes.Equal(r.ID, want) {
+			h.stray = append(h.stray[:i], h.stray[i+1:]...)
+			return r
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r := decodeResponse(t, h.next(time.Until(deadline)))
+		if bytes.Equal(r.ID, want) {
+			return r
+		}
+		h.stray = append(h.stray, r.raw)
+	}
 }
 
 // tool calls a tool and returns the raw reply.
@@ -631,14 +653,27 @@ func TestPreviewWithoutAddress(t *testing.T) {
 	}
 }
 
-// A gateway slower than the 5 s request timeout gives 10003. This test
-// waits for that timeout: it takes about 5 seconds.
+// A gateway slower than the 5 s request timeout gives 10003, and the
+// session answers other requests meanwhile. This test waits for that
+// timeout: it takes about 5 seconds.
 func TestPreviewSlowGatewayTimesOut(t *testing.T) {
 	g := gatewaytest.New(t)
 	repo := fixtureRepo(t)
 	h := handshakeSession(t, handshakeEnv(t, g), agentName)
 	g.FaultNext(gatewaytest.Preview, gatewaytest.Fault{Delay: 8 * time.Second})
-	p := h.preview(t, "commit", repo, map[string]any{"message": "m"})
+	h.sendJSON(map[string]any{"jsonrpc": "2.0", "id": "slow", "method": "tools/call", "params": map[string]any{
+		"name": "operation.preview.commit", "arguments": withPreviewBase(map[string]any{"message": "m"}, repo)}})
+	// The session keeps answering while the proposal waits on the gateway.
+	for i := 0; len(g.RequestsTo(gatewaytest.Preview)) == 0; i++ {
+		if i == 1000 {
+			t.Fatal("the preview never reached the gateway")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := h.call("ping-1", "ping", nil); r.Error != nil || len(h.stray) != 0 {
+		t.Fatalf("ping while a preview waits: %s (answered before it: %v)", r.raw, h.stray)
+	}
+	p := toolPayload(t, h.await(t, "slow"))
 	if code, d := errorOf(t, p); code != 10003 || d["gatewayConfigured"] != true {
 		t.Fatalf("want 10003 after the timeout: %s", jsonOf(p))
 	}

@@ -75,8 +75,9 @@ const maxRequestBody = 32 << 20
 // gateway's clock.
 const ProposalTTL = 5 * time.Minute
 
-// Request is one request the gateway received, recorded before any
-// validation so a malformed request is visible too.
+// Request is one request the gateway received, recorded on arrival,
+// before any validation, so a malformed or still unanswered request is
+// visible too.
 type Request struct {
 	Method string
 	// Path is the request target as sent (escaped, with any query).
@@ -89,8 +90,9 @@ type Request struct {
 	// ID is the previewId in the path of Status and Cancel requests.
 	ID string
 	// Handled is the time the gateway itself spent on the request, from
-	// the handler's entry to the reply's last byte handed to the socket:
-	// what a benchmark subtracts to find the client's share.
+	// the handler's entry to its return, the reply written (zero while it
+	// is being handled): what a benchmark subtracts to find the client's
+	// share.
 	Handled time.Duration
 }
 
@@ -183,7 +185,7 @@ type Gateway struct {
 	srv *http.Server
 
 	mu         sync.Mutex
-	requests   []Request
+	requests   []*Request
 	violations []string
 	plans      []Plan
 	faults     map[Endpoint][]Fault
@@ -283,7 +285,11 @@ func (g *Gateway) SetSemanticReply(v any) {
 func (g *Gateway) Requests() []Request {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return append([]Request(nil), g.requests...)
+	out := make([]Request, len(g.requests))
+	for i, r := range g.requests {
+		out[i] = *r
+	}
+	return out
 }
 
 // RequestsTo returns the recorded requests to one endpoint.
@@ -333,10 +339,16 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req.Endpoint, req.Op, req.ID = route(r.URL.EscapedPath())
 
 	rw := w
+	// Recorded on arrival, so a test sees a request whose reply is still
+	// held back (or was abandoned by the client); Handled is filled in last.
+	rec := &Request{}
+	*rec = req
+	g.mu.Lock()
+	g.requests = append(g.requests, rec)
+	g.mu.Unlock()
 	defer func() {
-		req.Handled = time.Since(start)
 		g.mu.Lock()
-		g.requests = append(g.requests, req)
+		rec.Handled = time.Since(start)
 		g.mu.Unlock()
 	}()
 
