@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/fluxgit/fluxgit/tests/gatewaytest"
 )
 
 // Benchmarks report; they never assert times (machines are noisy).
@@ -237,4 +240,77 @@ func BenchmarkProgressLatency(b *testing.B) {
 	if n > 0 {
 		b.ReportMetric(float64(total.Microseconds())/float64(n), "µs/progress")
 	}
+}
+
+// BenchmarkPreviewRoundTrip is one operation.preview.commit through the
+// host and the handshake provider to a loopback gateway that answers at
+// once (a POST and the one status read). It reports the round trip's p50
+// and p99 and the host+provider share: the round trip minus the time the
+// gateway itself spent handling the two requests, measured inside it.
+//
+//	go test ./tests -run '^$' -bench PreviewRoundTrip -benchtime 500x
+func BenchmarkPreviewRoundTrip(b *testing.B) {
+	for _, mode := range []struct {
+		name string
+		env  []string
+	}{{"audit-off", []string{"FLUXGIT_MCP_AUDIT_DISABLED=1"}}, {"audit-on", nil}} {
+		b.Run(mode.name, func(b *testing.B) {
+			g := gatewaytest.New(b)
+			repo := fixtureRepo(b)
+			s := warmServer(b, append(handshakeEnv(b, g), mode.env...))
+			args := withPreviewBase(map[string]any{"message": "docs: notes"}, repo)
+			call := func(id int) {
+				p := toolPayload(b, s.call(id, "tools/call", map[string]any{"name": "operation.preview.commit", "arguments": args}))
+				if p["accepted"] != true {
+					b.Fatalf("preview not accepted: %v", p)
+				}
+			}
+			call(0) // start the provider
+			g.ResetRecords()
+			total := make([]time.Duration, 0, b.N)
+			share := make([]time.Duration, 0, b.N)
+			gw := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				call(i + 1)
+				d := time.Since(t0)
+				b.StopTimer()
+				reqs := g.Requests()
+				if len(reqs) != 2 {
+					b.Fatalf("call %d: the gateway saw %d requests, want 2", i+1, len(reqs))
+				}
+				var inGateway time.Duration
+				for _, r := range reqs {
+					inGateway += r.Handled
+				}
+				if v := g.Violations(); len(v) != 0 {
+					b.Fatalf("contract violations: %v", v)
+				}
+				g.ResetRecords()
+				total, share, gw = append(total, d), append(share, d-inGateway), append(gw, inGateway)
+				b.StartTimer()
+			}
+			b.StopTimer()
+			us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+			b.ReportMetric(us(percentile(total, 50)), "p50-µs")
+			b.ReportMetric(us(percentile(total, 99)), "p99-µs")
+			b.ReportMetric(us(percentile(share, 50)), "host+provider-p50-µs")
+			b.ReportMetric(us(percentile(share, 99)), "host+provider-p99-µs")
+			b.ReportMetric(us(percentile(gw, 50)), "gateway-p50-µs")
+		})
+	}
+}
+
+// percentile is the p-th percentile (nearest rank) of ds; it sorts ds.
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	rank := (p*len(ds) + 99) / 100
+	if rank < 1 {
+		rank = 1
+	}
+	return ds[rank-1]
 }

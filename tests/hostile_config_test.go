@@ -114,6 +114,7 @@ func TestRepositoryConfigNeverRunsAProgram(t *testing.T) {
 		{"flux.restorePoints", map[string]any{"repoPath": repo, "repoId": "r1"}},
 		{"flux.restorePointDetails", map[string]any{"repoPath": repo, "repoId": "r1"}},
 	}
+	calls = append(calls, handshakeCalls(repo)...)
 	seen := map[string]bool{}
 	for i, c := range calls {
 		seen[c.tool] = true

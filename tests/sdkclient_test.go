@@ -104,10 +104,16 @@ func validateAgainst(t *testing.T, schema, value any) any {
 // context end with the test.
 func sdkSession(t *testing.T, version string) (context.Context, *mcp.ClientSession) {
 	t.Helper()
+	return sdkSessionEnv(t, version, baseEnv(t))
+}
+
+// sdkSessionEnv is sdkSession with the process environment given.
+func sdkSessionEnv(t *testing.T, version string, env []string) (context.Context, *mcp.ClientSession) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	cmd := exec.Command(fluxgitBin)
-	cmd.Env = baseEnv(t)
+	cmd.Env = env
 	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {

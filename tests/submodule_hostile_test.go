@@ -152,6 +152,9 @@ func TestSubmoduleConfigNeverRunsAProgram(t *testing.T) {
 			call{"flux.restorePoints", map[string]any{"repoPath": repo, "repoId": "r1"}},
 			call{"flux.restorePointDetails", map[string]any{"repoPath": repo, "repoId": "r1"}},
 		)
+		for _, c := range handshakeCalls(repo) {
+			calls = append(calls, call(c))
+		}
 	}
 	seen := map[string]bool{}
 	for i, c := range calls {
