@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -53,6 +54,33 @@ type storeScan struct {
 	now   time.Time
 	home  string // resolved home
 	roots []storeRoot
+
+	// resolved caches storeResolve for this scan: transcripts name the
+	// same cwd and files on line after line, and resolving each costs a
+	// system call per path component.
+	mu       sync.Mutex
+	resolved map[string]string
+}
+
+// maxResolved bounds the per-scan resolve cache.
+const maxResolved = 4096
+
+// resolve is storeResolve, remembered for the rest of the scan.
+func (s *storeScan) resolve(p string) string {
+	s.mu.Lock()
+	r, ok := s.resolved[p]
+	s.mu.Unlock()
+	if ok {
+		return r
+	}
+	r = storeResolve(p)
+	s.mu.Lock()
+	if s.resolved == nil || len(s.resolved) >= maxResolved {
+		s.resolved = map[string]string{}
+	}
+	s.resolved[p] = r
+	s.mu.Unlock()
+	return r
 }
 
 // storeRoot is one work tree as given and as resolved.
@@ -126,7 +154,7 @@ func (s *storeScan) inRepo(p string) (storeRoot, bool) {
 	if p == "" || !filepath.IsAbs(p) {
 		return storeRoot{}, false
 	}
-	real := storeResolve(p)
+	real := s.resolve(p)
 	for _, r := range s.roots {
 		if storeWithin(r.real, real) {
 			return r, true
@@ -156,7 +184,7 @@ func (s *storeScan) repoFile(p, cwd string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	rel, err := filepath.Rel(r.real, storeResolve(p))
+	rel, err := filepath.Rel(r.real, s.resolve(p))
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		return "", false
 	}
