@@ -1,10 +1,10 @@
 package agentspresence
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,36 +93,46 @@ func RosterFromStore(ctx context.Context, root string) ([]agentdetect.RosterEntr
 
 // Locate finds a repository's work tree top level and all its work trees
 // (canonical paths, top first). A path that is not inside a work tree is
-// a *gitexec.Error, the 10010 tool error. A failing worktree listing only
-// costs the other work trees.
+// a *gitexec.Error, the 10010 tool error. One git call finds the top level
+// and the common git directory; the other work trees are read from the
+// common directory's worktrees/*/gitdir files (what git worktree list
+// reads), so detection starts one git process, not two. A work tree whose
+// directory is gone is left out.
 func Locate(ctx context.Context, repoPath string) (top string, worktrees []string, err error) {
-	out, err := gitexec.Run(ctx, repoPath, "rev-parse", "--path-format=absolute", "--show-toplevel")
+	args := []string{"rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir"}
+	out, err := gitexec.Run(ctx, repoPath, args...)
 	if err != nil {
 		return "", nil, err
 	}
-	top = strings.TrimRight(string(out), "\r\n")
-	if top == "" || strings.ContainsRune(top, '\n') || !filepath.IsAbs(top) {
-		return "", nil, &gitexec.Error{Command: gitexec.Command(repoPath, "rev-parse", "--path-format=absolute", "--show-toplevel"),
+	lines := strings.Split(strings.TrimRight(string(out), "\r\n"), "\n")
+	if len(lines) != 2 || !filepath.IsAbs(lines[0]) || !filepath.IsAbs(lines[1]) {
+		return "", nil, &gitexec.Error{Command: gitexec.Command(repoPath, args...),
 			Details: "not inside a git work tree (a bare repository has no files agents could edit)", ExitCode: -1, Err: gitexec.ErrExit}
 	}
-	top = canonical(top)
+	top = canonical(lines[0])
+	common := canonical(lines[1])
 	worktrees = []string{top}
-	list, lerr := gitexec.Run(ctx, top, "worktree", "list", "--porcelain", "-z")
-	if lerr != nil {
-		return top, worktrees, nil
+	add := func(wt string) {
+		wt = canonical(wt)
+		if slices.Contains(worktrees, wt) || len(worktrees) >= maxWorktrees {
+			return
+		}
+		if fi, err := os.Stat(wt); err == nil && fi.IsDir() {
+			worktrees = append(worktrees, wt)
+		}
 	}
-	for _, field := range bytes.Split(list, []byte{0}) {
-		p, ok := bytes.CutPrefix(field, []byte("worktree "))
-		if !ok {
+	if filepath.Base(common) == ".git" {
+		add(filepath.Dir(common)) // the main work tree
+	}
+	entries, _ := os.ReadDir(filepath.Join(common, "worktrees"))
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(common, "worktrees", e.Name(), "gitdir"))
+		if err != nil || len(b) > 64<<10 {
 			continue
 		}
-		wt := canonical(string(p))
-		if _, err := os.Stat(wt); err != nil || wt == top {
-			continue // a prunable work tree is gone: nobody can work in it
-		}
-		worktrees = append(worktrees, wt)
-		if len(worktrees) == maxWorktrees {
-			break
+		// gitdir names the linked work tree's .git file.
+		if g := strings.TrimSpace(string(b)); filepath.IsAbs(g) {
+			add(filepath.Dir(g))
 		}
 	}
 	return top, worktrees, nil
