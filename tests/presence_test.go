@@ -3,9 +3,7 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fluxgit/fluxgit/tests/gatewaytest"
 )
 
 // detectEnv is the environment of a fluxgit whose agent detection sees
@@ -89,41 +89,6 @@ func readPresence(t testing.TB, path string) presenceRecord {
 	return rec
 }
 
-// testGateway is a loopback FluxGit gateway: a discard whose repoPath ends
-// in "-refused" is refused (403 with a JSON error, 10006), one ending in
-// "-down" fails without a JSON error (10003), anything else is accepted
-// and pending.
-func testGateway(t testing.TB) string {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var body map[string]any
-		_ = json.Unmarshal(raw, &body)
-		w.Header().Set("Content-Type", "application/json")
-		switch {
-		case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/mcp/operation/preview/"):
-			repo, _ := body["repoPath"].(string)
-			switch {
-			case strings.HasSuffix(repo, "-refused"):
-				w.WriteHeader(http.StatusForbidden)
-				_, _ = io.WriteString(w, `{"error":"policy forbids discards here"}`)
-			case strings.HasSuffix(repo, "-down"):
-				w.WriteHeader(http.StatusServiceUnavailable)
-				_, _ = io.WriteString(w, "maintenance")
-			default:
-				w.WriteHeader(http.StatusAccepted)
-				_ = json.NewEncoder(w).Encode(map[string]any{"previewId": body["previewId"], "status": "pending", "expiresAt": "2026-11-30T20:05:00.000Z"})
-			}
-		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/mcp/operation/status/"):
-			_ = json.NewEncoder(w).Encode(map[string]any{"previewId": strings.TrimPrefix(r.URL.Path, "/v1/mcp/operation/status/"), "status": "pending"})
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
-}
-
 // The record lists what the client worked on, only for calls that count:
 // reads naming a repository (tool-level errors included) and proposals
 // FluxGit accepted; it is private, and gone after a clean exit.
@@ -137,7 +102,8 @@ func TestPresenceRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := detectEnv(t, runDir, canonicalTempDir(t), "FLUXGIT_MCP_HANDSHAKE_ADDR="+testGateway(t))
+	gw := gatewaytest.New(t)
+	env := detectEnv(t, runDir, canonicalTempDir(t), "FLUXGIT_MCP_HANDSHAKE_ADDR="+gw.Addr())
 	s := startAs(t, env, " codex-mcp-client\x01", "0.9.1")
 	discard := func(repo string) map[string]any {
 		return map[string]any{"repoPath": repo, "reason": "drop the experiment", "paths": []string{"src/app.go"}}
@@ -147,16 +113,22 @@ func TestPresenceRecord(t *testing.T) {
 		tool   string
 		args   map[string]any
 		repo   string
+		fault  *gatewaytest.Fault
 		record bool
 	}{
-		{"a read", "repo.status", map[string]any{"repoPath": repo}, repo, true},
-		{"a read failing at tool level (10010)", "repo.status", map[string]any{"repoPath": dirs["plain"]}, dirs["plain"], true},
-		{"refused arguments", "repo.history", map[string]any{"repoPath": dirs["refusedargs"], "limit": "ten"}, dirs["refusedargs"], false},
-		{"an accepted proposal", "operation.preview.discard", discard(dirs["accepted"]), dirs["accepted"], true},
-		{"a refused proposal (10006)", "operation.preview.discard", discard(dirs["x-refused"]), dirs["x-refused"], false},
-		{"an unreachable gateway (10003)", "operation.preview.discard", discard(dirs["x-down"]), dirs["x-down"], false},
+		{"a read", "repo.status", map[string]any{"repoPath": repo}, repo, nil, true},
+		{"a read failing at tool level (10010)", "repo.status", map[string]any{"repoPath": dirs["plain"]}, dirs["plain"], nil, true},
+		{"refused arguments", "repo.history", map[string]any{"repoPath": dirs["refusedargs"], "limit": "ten"}, dirs["refusedargs"], nil, false},
+		{"an accepted proposal", "operation.preview.discard", discard(dirs["accepted"]), dirs["accepted"], nil, true},
+		{"a refused proposal (10006)", "operation.preview.discard", discard(dirs["x-refused"]), dirs["x-refused"],
+			&gatewaytest.Fault{Status: http.StatusForbidden, JSONError: "policy forbids discards here"}, false},
+		{"a gateway failing without a refusal (10003)", "operation.preview.discard", discard(dirs["x-down"]), dirs["x-down"],
+			&gatewaytest.Fault{Status: http.StatusServiceUnavailable, Body: []byte("maintenance")}, false},
 	}
 	for i, c := range calls {
+		if c.fault != nil {
+			gw.FaultNext(gatewaytest.Preview, *c.fault)
+		}
 		p := toolCall(t, s, i+1, c.tool, c.args)
 		if c.tool == "operation.preview.discard" {
 			want := map[string]float64{"accepted": 0, "x-refused": 10006, "x-down": 10003}[filepath.Base(c.repo)]
@@ -168,6 +140,9 @@ func TestPresenceRecord(t *testing.T) {
 				t.Fatalf("%s: payload %v, want error code %v", c.name, p, want)
 			}
 		}
+	}
+	if v := gw.Violations(); len(v) != 0 {
+		t.Fatalf("gateway protocol violations: %v", v)
 	}
 	path := presencePath(runDir, s.cmd.Process.Pid)
 	rec := readPresence(t, path)
@@ -522,7 +497,7 @@ func TestAgentsPresenceErrors(t *testing.T) {
 // none.
 func TestOtherAgentsHintOnDiscard(t *testing.T) {
 	repo := fixtureRepo(t)
-	addr := testGateway(t)
+	gw := gatewaytest.New(t)
 	tests := []struct {
 		name     string
 		disabled bool
@@ -537,7 +512,7 @@ func TestOtherAgentsHintOnDiscard(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			state := canonicalTempDir(t)
-			extra := []string{"FLUXGIT_MCP_HANDSHAKE_ADDR=" + addr}
+			extra := []string{"FLUXGIT_MCP_HANDSHAKE_ADDR=" + gw.Addr()}
 			if tt.disabled {
 				extra = append(extra, "FLUXGIT_MCP_AGENT_DETECTION_DISABLED=1")
 			}
@@ -546,6 +521,9 @@ func TestOtherAgentsHintOnDiscard(t *testing.T) {
 			p := toolCall(t, s, 2, "operation.preview.discard", map[string]any{"repoPath": repo, "reason": "start over", "paths": tt.paths})
 			if p["status"] != "pending" || p["error"] != nil {
 				t.Fatalf("proposal %v", p)
+			}
+			if v := gw.Violations(); len(v) != 0 {
+				t.Fatalf("gateway protocol violations: %v", v)
 			}
 			hint, ok := p["otherAgents"].(map[string]any)
 			if tt.disabled {
