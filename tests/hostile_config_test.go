@@ -113,6 +113,7 @@ func TestRepositoryConfigNeverRunsAProgram(t *testing.T) {
 		{"flux.latestRestorePoint", map[string]any{"repoPath": repo, "repoId": "r1"}},
 		{"flux.restorePoints", map[string]any{"repoPath": repo, "repoId": "r1"}},
 		{"flux.restorePointDetails", map[string]any{"repoPath": repo, "repoId": "r1"}},
+		{"agents.presence", map[string]any{"repoPath": repo}},
 	}
 	calls = append(calls, handshakeCalls(repo)...)
 	seen := map[string]bool{}

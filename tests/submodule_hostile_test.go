@@ -151,6 +151,7 @@ func TestSubmoduleConfigNeverRunsAProgram(t *testing.T) {
 			call{"flux.latestRestorePoint", map[string]any{"repoPath": repo, "repoId": "r1"}},
 			call{"flux.restorePoints", map[string]any{"repoPath": repo, "repoId": "r1"}},
 			call{"flux.restorePointDetails", map[string]any{"repoPath": repo, "repoId": "r1"}},
+			call{"agents.presence", map[string]any{"repoPath": repo}},
 		)
 		for _, c := range handshakeCalls(repo) {
 			calls = append(calls, call(c))
