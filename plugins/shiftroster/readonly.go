@@ -59,8 +59,7 @@ func ActiveForWorkTree(ctx context.Context, stateDir, root string) ([]WorkspaceR
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	u := url.URL{Path: path}
-	db, err := sql.Open("sqlite", "file:"+u.EscapedPath()+fmt.Sprintf("?mode=ro&_pragma=busy_timeout(%d)", readOnlyBusyMs))
+	db, err := sql.Open("sqlite", readOnlyDSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("open roster read-only: %w", err)
 	}
@@ -101,6 +100,29 @@ func ActiveForWorkTree(ctx context.Context, stateDir, root string) ([]WorkspaceR
 		}
 	}
 	return out, nil
+}
+
+// readOnlyDSN opens the roster without creating or changing any file.
+// While a process has the roster open, its -shm index exists and
+// readonly_shm=1 reads beside it without writing it. When no process has
+// it open, SQLite has checkpointed and removed the -wal and -shm files on
+// the last close, so the database file is the whole roster: immutable=1
+// reads it without creating them (a writer that opens it meanwhile can at
+// worst make this one read fail or skip a row, which detection absorbs).
+// A -wal left without its index (a crashed writer) needs recovery that only
+// a writer may do, so the roster is read like a live one.
+func readOnlyDSN(path string) string {
+	u := url.URL{Path: path}
+	mode := "mode=ro&readonly_shm=1"
+	_, shmErr := os.Lstat(path + "-shm")
+	_, walErr := os.Lstat(path + "-wal")
+	if errors.Is(shmErr, fs.ErrNotExist) {
+		mode = "mode=ro"
+		if errors.Is(walErr, fs.ErrNotExist) {
+			mode = "mode=ro&immutable=1"
+		}
+	}
+	return "file:" + u.EscapedPath() + "?" + mode + fmt.Sprintf("&_pragma=busy_timeout(%d)", readOnlyBusyMs)
 }
 
 // maxWorkspacesScanned bounds the distinct workspaces considered, so a

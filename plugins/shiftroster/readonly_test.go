@@ -92,3 +92,37 @@ func TestActiveForWorkTreeUnsafeDir(t *testing.T) {
 		t.Fatal("a world-writable state directory was read")
 	}
 }
+
+// Reading a roster no process has open creates no file beside it, and
+// reading one that is open (its -shm index exists) finds the same rows.
+func TestActiveForWorkTreeWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	state, root := realTempDir(t), realTempDir(t)
+	s := openStore(t, state, Options{})
+	if _, err := s.CheckIn(ctx, CheckInInput{Workspace: root, Gist: "g", Files: []string{"a.go"}, HasFiles: true}); err != nil {
+		t.Fatal(err)
+	}
+	open, err := ActiveForWorkTree(ctx, state, root)
+	if err != nil || len(open) != 1 {
+		t.Fatalf("roster open elsewhere: %v, %v", open, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	names := func() []string {
+		es, _ := os.ReadDir(state)
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	before := names()
+	closed, err := ActiveForWorkTree(ctx, state, root)
+	if err != nil || len(closed) != 1 || closed[0].WorkerID != open[0].WorkerID {
+		t.Fatalf("roster closed: %v, %v", closed, err)
+	}
+	if after := names(); !slices.Equal(before, after) {
+		t.Fatalf("reading created files: %v -> %v", before, after)
+	}
+}
