@@ -1,7 +1,10 @@
 package builtin
 
 import (
+	"context"
 	"testing"
+
+	"github.com/fluxgit/fluxgit/plugins/handshake"
 
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -31,5 +34,22 @@ func TestHandshakeRegistered(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("Names() = %v lacks handshake", Names())
+	}
+}
+
+// The handshake provider is built with the otherAgents hint, and
+// FLUXGIT_MCP_AGENT_DETECTION_DISABLED removes it; agents-presence is
+// built in, no longer planned.
+func TestOtherAgentsWired(t *testing.T) {
+	h, ok := Factories["handshake"]().(*handshake.Provider)
+	if !ok || h.OtherAgents == nil {
+		t.Fatal("the handshake provider has no otherAgents hint")
+	}
+	t.Setenv("FLUXGIT_MCP_AGENT_DETECTION_DISABLED", "1")
+	if hint := h.OtherAgents(context.Background(), t.TempDir(), []string{"a.go"}); hint != nil {
+		t.Fatalf("hint %s while detection is disabled", hint)
+	}
+	if _, ok := Factories["agents-presence"]; !ok || len(Planned) != 0 {
+		t.Fatalf("agents-presence built in: %v; planned: %v", ok, Planned)
 	}
 }
