@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/fluxgit/fluxgit/plugins/handshake"
-
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
