@@ -109,13 +109,23 @@ func (p *Provider) preview(ctx context.Context, call *sdk.Call, op string) (*sdk
 	if err != nil {
 		return nil, err
 	}
-	res := p.submit(ctx, call.Tool, prop)
+	// Detection reads only local state and does not depend on the
+	// gateway's answer, so it runs while the proposal travels: a preview
+	// costs the slower of the two, not their sum.
+	var hint chan json.RawMessage
 	if p.OtherAgents != nil {
-		if hint := p.OtherAgents(context.WithValue(ctx, callerKey{}, call.Meta.ClientName), prop.repoPath, prop.paths); len(hint) > 0 && json.Valid(hint) {
+		hint = make(chan json.RawMessage, 1)
+		go func() {
+			hint <- p.OtherAgents(context.WithValue(ctx, callerKey{}, call.Meta.ClientName), prop.repoPath, prop.paths)
+		}()
+	}
+	res := p.submit(ctx, call.Tool, prop)
+	if hint != nil {
+		if h := <-hint; len(h) > 0 && json.Valid(h) {
 			if res.Fields == nil {
 				res.Fields = map[string]json.RawMessage{}
 			}
-			res.Fields["otherAgents"] = hint
+			res.Fields["otherAgents"] = h
 		}
 	}
 	return res, nil
