@@ -253,7 +253,12 @@ func BenchmarkPreviewRoundTrip(b *testing.B) {
 	for _, mode := range []struct {
 		name string
 		env  []string
-	}{{"audit-off", []string{"FLUXGIT_MCP_AUDIT_DISABLED=1"}}, {"audit-on", nil}} {
+	}{
+		{"audit-off", []string{"FLUXGIT_MCP_AUDIT_DISABLED=1"}},
+		{"audit-on", nil},
+		// Without the otherAgents detection that every preview runs.
+		{"audit-off-no-hint", []string{"FLUXGIT_MCP_AUDIT_DISABLED=1", "FLUXGIT_MCP_AGENT_DETECTION_DISABLED=1"}},
+	} {
 		b.Run(mode.name, func(b *testing.B) {
 			g := gatewaytest.New(b)
 			repo := fixtureRepo(b)
