@@ -369,7 +369,7 @@ func TestPreviewDispatch(t *testing.T) {
 		// The POST must still beat the timeout while 420 parallel subtests
 		// load the machine, so this one timeout is generous.
 		{name: "status slower than the timeout is live pending", status: func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
-			timeout: 2 * time.Second, check: live(StatusPending, `"expiresAt"`)},
+			timeout: time.Second, check: live(StatusPending, `"expiresAt"`)},
 		{name: "POST reply not JSON uses the client id", preview: reply(202, "accepted"), check: func(t *testing.T, o outcome, reqs []request, _ int64) {
 			live(StatusPending, `"pending"`)(t, o, reqs, 0)
 			if reqs[1].Path != statusPath+client {
