@@ -20,8 +20,11 @@ func TestPatchPaths(t *testing.T) {
 		{"deleted file", "--- a/gone.txt\n+++ /dev/null\n", []string{"gone.txt"}},
 		{"CRLF", "diff --git a/w.txt b/w.txt\r\n", []string{"w.txt"}},
 		{"GNU timestamps", "--- a/t.c\t2026-01-01 00:00:00\n+++ b/t.c\t2026-01-02 00:00:00\n", []string{"t.c", "t.c"}},
+		{"spaces", "diff --git a/my file.txt b/my file.txt\n", []string{"my file.txt"}},
 		{"quoted", "diff --git \"a/q x\" \"b/q x\"\n+++ \"b/q x\"\n", []string{"q x", "q x"}},
+		{"no trailing newline", "+++ b/last", []string{"last"}},
 		{"context lines ignored", "@@ -1 +1 @@\n foo\n-bar\n+baz\n", nil},
+		{"two files", "diff --git a/a b/a\n--- a/a\n+++ b/a\ndiff --git a/b b/c\n", []string{"a", "a", "a", "c"}},
 	}
 	for _, tt := range tests {
 		if got := PatchPaths(tt.patch); !reflect.DeepEqual(got, tt.want) {
@@ -31,7 +34,8 @@ func TestPatchPaths(t *testing.T) {
 }
 
 func TestNormalizeProposalPaths(t *testing.T) {
-	repo := filepath.Join(string(filepath.Separator)+"tmp", "repo")
+	testRepo := filepath.Join(string(filepath.Separator)+"tmp", "repo")
+	outside := filepath.Join(filepath.Dir(testRepo), "elsewhere", "f")
 	tests := []struct {
 		name string
 		in   []string
@@ -39,51 +43,47 @@ func TestNormalizeProposalPaths(t *testing.T) {
 	}{
 		{"unknown stays nil", nil, nil},
 		{"known empty", []string{}, []string{}},
-		{"dot slash and trailing slash", []string{"./a", "dir/"}, []string{"a", "dir"}},
-		{"repository itself", []string{"", "."}, []string{"."}},
-		{"absolute inside and outside", []string{filepath.Join(repo, "x"), filepath.Join(repo+"-old", "y")}, []string{"x"}},
+		{"dot slash", []string{"./a", "././b/", ".//c"}, []string{"a", "b", "c"}},
+		{"trailing slash", []string{"dir/", "dir//"}, []string{"dir"}},
+		{"empty and dot are the repository", []string{"", "./", "."}, []string{"."}},
+		{"backslashes", []string{`sub\file.txt`}, []string{"sub/file.txt"}},
+		{"absolute inside", []string{filepath.Join(testRepo, "x", "y"), testRepo}, []string{"x/y", "."}},
+		{"absolute outside dropped", []string{outside, "kept"}, []string{"kept"}},
+		{"duplicates", []string{"a", "./a", "a/"}, []string{"a"}},
 	}
 	for _, tt := range tests {
-		if got := NormalizeProposalPaths(repo, tt.in); !reflect.DeepEqual(got, tt.want) {
+		got := NormalizeProposalPaths(testRepo, tt.in)
+		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s: got %#v, want %#v", tt.name, got, tt.want)
 		}
 	}
-	many := make([]string, MaxProposalPaths+10)
+	many := make([]string, 1500)
 	for i := range many {
 		many[i] = fmt.Sprintf("f%d", i)
 	}
-	if got := NormalizeProposalPaths(repo, many); len(got) != MaxProposalPaths {
-		t.Fatalf("cap: %d", len(got))
+	got := NormalizeProposalPaths(testRepo, many)
+	if len(got) != MaxProposalPaths || got[0] != "f0" || got[MaxProposalPaths-1] != fmt.Sprintf("f%d", MaxProposalPaths-1) {
+		t.Fatalf("cap: %d paths, first %s", len(got), got[0])
 	}
 }
 
-func TestOverlap(t *testing.T) {
-	var many []string
-	for i := range 30 {
-		many = append(many, fmt.Sprintf("src/f%d.go", i))
-	}
-	findings := []Finding{
-		{Agent: "codex", Files: []string{"src/a.go", "docs/x.md", "lib"}},
-		{Agent: "aider", Files: []string{"other.go"}},
-		{Agent: "roster", Files: []string{"."}},
-		{Agent: "big", Files: many},
-		{Agent: "nofiles"},
-	}
+func TestPathsOverlap(t *testing.T) {
 	tests := []struct {
-		name     string
-		proposal []string
-		want     [][]string
+		a, b string
+		want bool
 	}{
-		{"unknown proposal paths", nil, [][]string{nil, nil, nil, nil, nil}},
-		{"discard of one file", []string{"src/a.go"}, [][]string{{"src/a.go"}, {}, {"src/a.go"}, {}, {}}},
-		{"directory proposal reports the agent's files inside", []string{"src"}, [][]string{{"src/a.go"}, {}, {"src"}, many[:MaxOverlapsPerAgent], {}}},
-		{"file inside a directory the agent touches", []string{"lib/z.go", "lib/z.go"}, [][]string{{"lib/z.go"}, {}, {"lib/z.go"}, {}, {}}},
-		{"whole repository", []string{"."}, [][]string{{"src/a.go", "docs/x.md", "lib"}, {"other.go"}, {"."}, many[:MaxOverlapsPerAgent], {}}},
-		{"known but empty", []string{}, [][]string{{}, {}, {}, {}, {}}},
+		{".", "x", true},
+		{"x/y", ".", true},
+		{"a", "a", true},
+		{"src", "src/a.go", true},
+		{"src/a.go", "src", true},
+		{"src", "srcx/a.go", false},
+		{"a/b", "a/c", false},
+		{"lib/x", "lib", true},
 	}
 	for _, tt := range tests {
-		if got := Overlap(findings, tt.proposal); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("%s:\n got %#v\nwant %#v", tt.name, got, tt.want)
+		if got := PathsOverlap(tt.a, tt.b); got != tt.want {
+			t.Errorf("PathsOverlap(%q, %q) = %v", tt.a, tt.b, got)
 		}
 	}
 }

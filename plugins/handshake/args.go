@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fluxgit/fluxgit/plugins/agentdetect"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -194,7 +195,7 @@ func (p *Provider) build(op string, call *sdk.Call) (*proposal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &proposal{op: op, body: body, previewID: id, repoPath: c.RepoPath, paths: NormalizeProposalPaths(c.RepoPath, paths)}, nil
+	return &proposal{op: op, body: body, previewID: id, repoPath: c.RepoPath, paths: agentdetect.NormalizeProposalPaths(c.RepoPath, paths)}, nil
 }
 
 // previewArgs is one operation's decoded arguments.
@@ -406,7 +407,7 @@ func (a *patchArgs) body(h header) (any, []string, error) {
 	if err := text("patchContent", a.PatchContent, maxPatch); err != nil {
 		return nil, nil, err
 	}
-	return &patchBody{header: h, PatchContent: a.PatchContent, ApplyToIndex: flag(a.ApplyToIndex, false)}, PatchPaths(a.PatchContent), nil
+	return &patchBody{header: h, PatchContent: a.PatchContent, ApplyToIndex: flag(a.ApplyToIndex, false)}, agentdetect.PatchPaths(a.PatchContent), nil
 }
 
 type planArgs struct {
@@ -526,7 +527,7 @@ func (s *planStep) check(where string, raw json.RawMessage) ([]string, error) {
 		if err := text(strings.TrimPrefix(where, "arguments.")+".patchContent", *s.PatchContent, maxPatch); err != nil {
 			return nil, err
 		}
-		return PatchPaths(*s.PatchContent), nil
+		return agentdetect.PatchPaths(*s.PatchContent), nil
 	}
 }
 
