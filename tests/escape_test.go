@@ -220,19 +220,7 @@ func TestCheckThenOpenSwaps(t *testing.T) {
 	writeFile(t, secret, "* @"+outsideMarker+"\n")
 
 	repo := l.innerRepo(t, "repo")
-	// A merge conflict in conflict.txt.
-	writeFile(t, filepath.Join(repo, "conflict.txt"), "base\n")
-	git(t, repo, "add", "-A")
-	git(t, repo, "commit", "-q", "-m", "base")
-	git(t, repo, "checkout", "-q", "-b", "side")
-	writeFile(t, filepath.Join(repo, "conflict.txt"), "side\n")
-	git(t, repo, "commit", "-q", "-am", "side")
-	git(t, repo, "checkout", "-q", "main")
-	writeFile(t, filepath.Join(repo, "conflict.txt"), "main\n")
-	git(t, repo, "commit", "-q", "-am", "main")
-	if err := gitCmd(repo, "merge", "-q", "side").Run(); err == nil {
-		t.Fatal("merge did not conflict")
-	}
+	mergeConflict(t, repo, "conflict.txt")
 	conflicted := filepath.Join(repo, "conflict.txt")
 	conflictText, err := os.ReadFile(conflicted)
 	if err != nil {

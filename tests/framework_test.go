@@ -135,7 +135,7 @@ func TestExampleProviderCapabilities(t *testing.T) {
 			if d := exampleData(t, res); d["steps"] != float64(4) {
 				t.Fatalf("count data: %v", d)
 			}
-			got := settleProgress(seen, 5)
+			got := settle(seen, func(e seenEvents) bool { return len(e.progress) >= 5 })
 			if want := []float64{0, 1, 2, 3, 4}; !slices.Equal(got.progress, want) {
 				t.Fatalf("progress %v, want %v", got.progress, want)
 			}
@@ -194,27 +194,15 @@ func TestExampleProviderCapabilities(t *testing.T) {
 	}
 }
 
-// settle waits until the client has handled n log messages: the go-sdk
-// client runs notification handlers apart from replies, so a reply can be
-// returned before the notifications the server wrote ahead of it were
-// handled. It returns what was seen (the caller checks the count).
-func settle(seen *clientLog, n int) seenEvents {
+// settle waits until done holds for what the client has handled: the
+// go-sdk client runs notification handlers apart from replies, so a reply
+// can be returned before the notifications the server wrote ahead of it
+// were handled. It returns what was seen (the caller checks it).
+func settle(seen *clientLog, done func(seenEvents) bool) seenEvents {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		got := seen.snapshot()
-		if len(got.logLevels) >= n || time.Now().After(deadline) {
-			return got
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// settleProgress is settle for progress notifications.
-func settleProgress(seen *clientLog, n int) seenEvents {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		got := seen.snapshot()
-		if len(got.progress) >= n || time.Now().After(deadline) {
+		if done(got) || time.Now().After(deadline) {
 			return got
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -240,14 +228,14 @@ func TestExampleProviderLogging(t *testing.T) {
 	}
 	call()
 	all := []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-	if got := settle(seen, 8).logLevels; !slices.Equal(got, all) {
+	if got := settle(seen, func(e seenEvents) bool { return len(e.logLevels) >= 8 }).logLevels; !slices.Equal(got, all) {
 		t.Fatalf("at debug: %v", got)
 	}
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
 		t.Fatal(err)
 	}
 	call()
-	if got := settle(seen, 12).logLevels[8:]; !slices.Equal(got, all[4:]) {
+	if got := settle(seen, func(e seenEvents) bool { return len(e.logLevels) >= 12 }).logLevels[8:]; !slices.Equal(got, all[4:]) {
 		t.Fatalf("at error: %v", got)
 	}
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "loud"}); err == nil || !strings.Contains(err.Error(), "debug, info") {
@@ -305,18 +293,7 @@ func TestExampleProviderCancel(t *testing.T) {
 // the host confines first), and the roster's workspaces.
 func TestBuiltinCompletions(t *testing.T) {
 	repo := fixtureRepo(t)
-	writeFile(t, filepath.Join(repo, "clash.txt"), "base\n")
-	git(t, repo, "add", "-A")
-	git(t, repo, "commit", "-q", "-m", "base")
-	git(t, repo, "checkout", "-q", "-b", "side")
-	writeFile(t, filepath.Join(repo, "clash.txt"), "side\n")
-	git(t, repo, "commit", "-q", "-am", "side")
-	git(t, repo, "checkout", "-q", "main")
-	writeFile(t, filepath.Join(repo, "clash.txt"), "main\n")
-	git(t, repo, "commit", "-q", "-am", "main")
-	if err := gitCmd(repo, "merge", "-q", "side").Run(); err == nil {
-		t.Fatal("merge did not conflict")
-	}
+	mergeConflict(t, repo, "clash.txt")
 	state := canonicalTempDir(t)
 	env := append(baseEnv(t), "SHIFT_STATE_DIR="+state, "FLUXGIT_MCP_ALLOWED_ROOTS="+filepath.Dir(repo))
 	s := startServer(t, env)

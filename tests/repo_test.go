@@ -83,6 +83,24 @@ func fixtureRepo(t testing.TB) string {
 	return dir
 }
 
+// mergeConflict leaves repo (on branch main) stopped in a merge of branch
+// side that conflicts in file: base, then each branch rewrites it.
+func mergeConflict(t testing.TB, repo, file string) {
+	t.Helper()
+	writeFile(t, filepath.Join(repo, file), "base\n")
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-q", "-m", "base")
+	git(t, repo, "checkout", "-q", "-b", "side")
+	writeFile(t, filepath.Join(repo, file), "side\n")
+	git(t, repo, "commit", "-q", "-am", "side")
+	git(t, repo, "checkout", "-q", "main")
+	writeFile(t, filepath.Join(repo, file), "main\n")
+	git(t, repo, "commit", "-q", "-am", "main")
+	if err := gitCmd(repo, "merge", "-q", "side").Run(); err == nil {
+		t.Fatal("merge did not conflict")
+	}
+}
+
 // gitCmd is an unhardened git command in dir, for control experiments.
 func gitCmd(dir string, args ...string) *exec.Cmd {
 	return exec.Command("git", append([]string{"-C", dir}, args...)...)

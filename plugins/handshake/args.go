@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -472,7 +473,7 @@ func (s *planStep) check(where string, raw json.RawMessage) ([]string, error) {
 	var keys map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &keys) // decodeStrict proved it is an object
 	for k := range keys {
-		if k != "operationType" && !contains(allowed, k) {
+		if k != "operationType" && !slices.Contains(allowed, k) {
 			return nil, sdk.InvalidArgument(fmt.Sprintf("%s.%s does not belong to a %s step (it takes %s)", where, k, s.OperationType, strings.Join(allowed, ", ")))
 		}
 	}
@@ -529,15 +530,6 @@ func (s *planStep) check(where string, raw json.RawMessage) ([]string, error) {
 		}
 		return agentdetect.PatchPaths(*s.PatchContent), nil
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 type worktreeArgs struct {

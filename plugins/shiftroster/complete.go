@@ -2,6 +2,7 @@ package shiftroster
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,7 +33,7 @@ func (p *Provider) Complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk
 			return nil, err
 		}
 	}
-	if p.cfg.DefaultWorkspace != "" && !contains(names, p.cfg.DefaultWorkspace) {
+	if p.cfg.DefaultWorkspace != "" && !slices.Contains(names, p.cfg.DefaultWorkspace) {
 		names = append(names, p.cfg.DefaultWorkspace)
 	}
 	var out []string
@@ -47,12 +48,3 @@ func (p *Provider) Complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk
 
 // maxWorkspaceScan bounds the workspace names read for one completion.
 const maxWorkspaceScan = 1000
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
