@@ -43,13 +43,13 @@ type parked struct {
 	client string
 
 	cancel context.CancelFunc
-	inputs chan input      // client requests from the provider
-	done   chan struct{}   // closed when the provider call returned
-	res    *wire.Result    // set before done is closed
-	err    error           //
-	timer  *time.Timer     // abandons the call when the client never returns
-	rec    func(*parked)   // records an abandoned call in the ledger
-	start  time.Time       //
+	inputs chan input    // client requests from the provider
+	done   chan struct{} // closed when the provider call returned
+	res    *wire.Result  // set before done is closed
+	err    error
+	timer  *time.Timer   // abandons the call when the client never returns
+	rec    func(*parked) // records an abandoned call in the ledger
+	start  time.Time
 	argsIn json.RawMessage // the arguments as the client sent them
 
 	mu      sync.Mutex
@@ -232,9 +232,6 @@ func (s *Server) inputRequired(rq *request, pc *parked, in *input) json.RawMessa
 	rq.finish()
 
 	s.parkedCalls.mu.Lock()
-	if s.parkedCalls.calls == nil {
-		s.parkedCalls.calls = map[string]*parked{}
-	}
 	full := len(s.parkedCalls.calls) >= maxParked
 	if !full {
 		pc.token = newToken()

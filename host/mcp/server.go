@@ -100,7 +100,8 @@ func New(opts Options) *Server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{opts: opts, log: log, ctx: ctx, cancel: cancel,
-		sessions: map[*Session]struct{}{}, watches: map[string]*watch{}}
+		sessions: map[*Session]struct{}{}, watches: map[string]*watch{},
+		parkedCalls: parkedTable{calls: map[string]*parked{}}}
 }
 
 // instructions describes only what this server serves: the write
