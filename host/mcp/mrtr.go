@@ -47,8 +47,7 @@ type parked struct {
 	done   chan struct{} // closed when the provider call returned
 	res    *wire.Result  // set before done is closed
 	err    error
-	timer  *time.Timer   // abandons the call when the client never returns
-	rec    func(*parked) // records an abandoned call in the ledger
+	timer  *time.Timer // abandons the call when the client never returns
 	start  time.Time
 	argsIn json.RawMessage // the arguments as the client sent them
 
