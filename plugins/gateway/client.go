@@ -55,9 +55,6 @@ func NewClient(addr Address) *Client {
 	}}
 }
 
-// Address is the gateway this client calls.
-func (c *Client) Address() Address { return c.addr }
-
 // Response is a gateway reply.
 type Response struct {
 	Status int
