@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxgit/fluxgit/host/audit"
 	"github.com/fluxgit/fluxgit/host/mcp"
+	"github.com/fluxgit/fluxgit/internal/audit"
 )
 
 // seedRotated writes a ledger of n rotated segments of three recent

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxgit/fluxgit/host/audit"
+	"github.com/fluxgit/fluxgit/internal/audit"
 )
 
 // auditKeys writes a private signing key (0600) and its public key; it

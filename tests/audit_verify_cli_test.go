@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxgit/fluxgit/host/audit"
 	"github.com/fluxgit/fluxgit/host/mcp"
+	"github.com/fluxgit/fluxgit/internal/audit"
 )
 
 // writeLedger appends n entries to a fresh ledger, signed when signer is

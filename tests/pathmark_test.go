@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fluxgit/fluxgit/host/audit"
+	"github.com/fluxgit/fluxgit/internal/audit"
 )
 
 // rawRefusal returns the code and the whole raw reply of a refused call, whether

@@ -10,12 +10,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
-	"github.com/fluxgit/fluxgit/host/audit"
 	"github.com/fluxgit/fluxgit/host/mcp"
 	"github.com/fluxgit/fluxgit/host/presence"
 	"github.com/fluxgit/fluxgit/host/repopath"
 	"github.com/fluxgit/fluxgit/host/rpc"
 	"github.com/fluxgit/fluxgit/host/setup"
+	"github.com/fluxgit/fluxgit/internal/audit"
 	"github.com/fluxgit/fluxgit/plugins/builtin"
 )
 
@@ -73,7 +73,7 @@ func serve(ctx context.Context, g *globalOptions) error {
 		Name:      "fluxgit",
 		Version:   buildVersion(),
 		Log:       log,
-		Recorder:  ledger.Recorder(),
+		Recorder:  recorder(ledger),
 		Presence:  presenceRecord(log),
 	})
 	defer srv.Close()
@@ -89,4 +89,14 @@ func presenceRecord(log hclog.Logger) mcp.Presence {
 		return nil // a nil *Writer in the interface would not be nil
 	}
 	return w
+}
+
+// recorder is the ledger as the host's call recorder, or nil for a
+// disabled ledger, so that it costs the host nothing (a nil *Ledger inside
+// a non-nil interface would be called).
+func recorder(l *audit.Ledger) mcp.Recorder {
+	if l == nil {
+		return nil
+	}
+	return l
 }

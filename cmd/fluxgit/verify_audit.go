@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fluxgit/fluxgit/host/audit"
+	"github.com/fluxgit/fluxgit/internal/audit"
 )
 
 // exitIntegrity: the audit ledger failed verification.

@@ -271,7 +271,7 @@ func (s *Server) abandon(pc *parked) {
 	if t, ok := s.opts.Catalog.Tool(pc.tool); ok {
 		rec.ReadOnly = t.ReadOnly
 		rec.Event, rec.Risk = t.Audit.Event, t.Audit.Risk
-		rec.scope = scopeArguments(rec.Arguments, t.Paths)
+		rec.Scope = scopeArguments(rec.Arguments, t.Paths)
 	}
 	rec.Duration = time.Since(pc.start)
 	s.opts.Recorder.RecordCall(context.Background(), rec)

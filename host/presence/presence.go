@@ -27,7 +27,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/fluxgit/fluxgit/host/audit"
+	"github.com/fluxgit/fluxgit/internal/audit"
 	"github.com/fluxgit/fluxgit/internal/envflag"
 	"github.com/fluxgit/fluxgit/internal/privdir"
 )

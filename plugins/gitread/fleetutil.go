@@ -45,7 +45,7 @@ func fxDefaultRunDir() string {
 			return filepath.Join(h, "Library", "Application Support", "FluxGit", "run")
 		}
 	default:
-		// The same default as the host's (host/audit RunDir), so that the
+		// The same default as the host's (internal/audit RunDir), so that the
 		// run directory the host accepts is the one read here.
 		if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
 			return filepath.Join(d, "FluxGit", "run")

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/fluxgit/fluxgit/host/mcp"
 )
 
 // smallLimits rotate after a few entries and keep two rotated segments.
@@ -42,14 +40,14 @@ func openTest(t testing.TB, path string, signer *Signer, lim *limits) *Ledger {
 }
 
 // testRecord is a varied tools/call.
-func testRecord(i int) mcp.CallRecord {
-	recs := []mcp.CallRecord{
-		{Tool: "repo.status", Known: true, ReadOnly: true, Outcome: mcp.OutcomeSuccess,
+func testRecord(i int) CallRecord {
+	recs := []CallRecord{
+		{Tool: "repo.status", Known: true, ReadOnly: true, Outcome: OutcomeSuccess,
 			Arguments: []byte(fmt.Sprintf(`{"repoPath":"/home/ada/src/project-%d"}`, i))},
-		{Tool: "operation.preview.reset", Known: true, Event: EventWriteProposal, Risk: RiskHigh, Outcome: mcp.OutcomeSuccess,
+		{Tool: "operation.preview.reset", Known: true, Event: EventWriteProposal, Risk: RiskHigh, Outcome: OutcomeSuccess,
 			Arguments: []byte(fmt.Sprintf(`{"repoId":"acme/secret-%d","target":"HEAD~1"}`, i))},
-		{Tool: "nope", Outcome: mcp.OutcomeBlocked, ErrorMessage: "Unknown tool 'nope'"},
-		{Tool: "fleet.radar", Known: true, ReadOnly: true, Outcome: mcp.OutcomeError,
+		{Tool: "nope", Outcome: OutcomeBlocked, ErrorMessage: "Unknown tool 'nope'"},
+		{Tool: "fleet.radar", Known: true, ReadOnly: true, Outcome: OutcomeError,
 			Arguments: []byte(`{"repoPaths":["/a","/b"]}`)},
 	}
 	r := recs[i%len(recs)]

@@ -7,8 +7,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/fluxgit/fluxgit/host/mcp"
 )
 
 // Labels of an event (schemas/audit-entry.schema.json describes each).
@@ -111,7 +109,7 @@ func (e Event) object() Object {
 }
 
 // EventFromCall builds the ledger event of one tools/call.
-func EventFromCall(rec mcp.CallRecord) Event {
+func EventFromCall(rec CallRecord) Event {
 	end := rec.Start.Add(rec.Duration)
 	if rec.Start.IsZero() {
 		end = time.Now()
@@ -149,10 +147,10 @@ func EventFromCall(rec mcp.CallRecord) Event {
 		e.Risk = knownRisk(rec.Risk)
 	}
 	switch rec.Outcome {
-	case mcp.OutcomeSuccess:
+	case OutcomeSuccess:
 		e.Result = ResultSuccess
 		e.Summary = class + " " + tool + " completed"
-	case mcp.OutcomeError:
+	case OutcomeError:
 		e.Result = ResultError
 		e.Summary = class + " " + tool + " returned a structured error"
 	default:

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/fluxgit/fluxgit/host/mcp"
 )
 
 // Bounds of the coalescer's memory.
@@ -60,11 +58,11 @@ func (c *coalescer) init(l *Ledger) {
 	c.windows = map[coalesceKey]*window{}
 }
 
-func (c *coalescer) record(rec mcp.CallRecord) {
+func (c *coalescer) record(rec CallRecord) {
 	ev := EventFromCall(rec)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if rec.Outcome != mcp.OutcomeBlocked || c.closed || c.l.lim.window <= 0 {
+	if rec.Outcome != OutcomeBlocked || c.closed || c.l.lim.window <= 0 {
 		// A real call (or coalescing is off): what was counted so far goes
 		// first, then the call itself.
 		c.flushAllLocked()

@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-
-	"github.com/fluxgit/fluxgit/host/mcp"
 )
 
 // Limits of the append protocol and of retention (see README.md, "Audit ledger").
@@ -122,7 +120,8 @@ type Options struct {
 
 // Ledger is the hash-chained, append-only audit ledger. It is safe for
 // concurrent use and shares its file with other processes through the
-// lock file. It implements mcp.Recorder.
+// lock file. Its RecordCall makes it the host's call recorder
+// (host/mcp Recorder); the approval gateway calls Append directly.
 type Ledger struct {
 	path, dir, base string
 	signer          *Signer
@@ -143,8 +142,6 @@ type Ledger struct {
 	bytes atomic.Int64
 	co    coalescer
 }
-
-var _ mcp.Recorder = (*Ledger)(nil)
 
 // Open prepares a ledger at opts.Path. It does no I/O beyond resolving
 // symlinks above the ledger's own directory (that directory and the files
@@ -231,15 +228,6 @@ func (l *Ledger) Path() string { return l.path }
 // Signed reports whether entries are signed.
 func (l *Ledger) Signed() bool { return l.signer != nil }
 
-// Recorder returns l as an mcp.Recorder, or nil for a nil ledger (so a
-// disabled ledger costs the host nothing).
-func (l *Ledger) Recorder() mcp.Recorder {
-	if l == nil {
-		return nil
-	}
-	return l
-}
-
 // Close writes the counts of refused calls still being coalesced (so
 // nothing counted is lost at exit) and waits for an append in progress, so
 // a process that exits right after it leaves no torn line behind. Later
@@ -282,7 +270,7 @@ func (l *Ledger) Shutdown() {
 // exit. A failure never reaches the caller: the first one is logged as the
 // ledger going degraded, and the recovery is logged when an append
 // succeeds again.
-func (l *Ledger) RecordCall(_ context.Context, rec mcp.CallRecord) {
+func (l *Ledger) RecordCall(_ context.Context, rec CallRecord) {
 	if l == nil {
 		return
 	}

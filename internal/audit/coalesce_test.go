@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/fluxgit/fluxgit/host/mcp"
 )
 
 // coalesceLimits are the production limits with a window the test picks
@@ -23,19 +21,19 @@ func coalesceLimits(window time.Duration) *limits {
 }
 
 // Kinds of calls the coalescing tests send.
-func unknownCall(i int) mcp.CallRecord {
-	return mcp.CallRecord{Tool: fmt.Sprintf("x%05d", i) + strings.Repeat("A", 10_000), Outcome: mcp.OutcomeBlocked,
+func unknownCall(i int) CallRecord {
+	return CallRecord{Tool: fmt.Sprintf("x%05d", i) + strings.Repeat("A", 10_000), Outcome: OutcomeBlocked,
 		ErrorCode: -32602, ErrorMessage: "Unknown tool", ClientName: "flooder", Start: time.Now()}
 }
 
-func invalidCall(i int) mcp.CallRecord {
-	return mcp.CallRecord{Tool: "repo.status", Known: true, ReadOnly: true, Outcome: mcp.OutcomeBlocked,
+func invalidCall(i int) CallRecord {
+	return CallRecord{Tool: "repo.status", Known: true, ReadOnly: true, Outcome: OutcomeBlocked,
 		ErrorCode: -32602, ErrorMessage: "Invalid params", ClientName: "flooder", Start: time.Now(),
 		Arguments: []byte(fmt.Sprintf(`{"repoPath":"rel/%d"}`, i))}
 }
 
-func successCall(i int) mcp.CallRecord {
-	return mcp.CallRecord{Tool: "repo.status", Known: true, ReadOnly: true, Outcome: mcp.OutcomeSuccess,
+func successCall(i int) CallRecord {
+	return CallRecord{Tool: "repo.status", Known: true, ReadOnly: true, Outcome: OutcomeSuccess,
 		ClientName: "flooder", Start: time.Now(), Arguments: []byte(fmt.Sprintf(`{"repoPath":"/r/%d"}`, i))}
 }
 
@@ -89,7 +87,7 @@ func shape(e entry) string {
 func TestCoalesceRefusals(t *testing.T) {
 	type step struct {
 		n    int
-		call func(int) mcp.CallRecord
+		call func(int) CallRecord
 	}
 	for _, tc := range []struct {
 		name  string
@@ -255,7 +253,7 @@ func TestCeilingStopsRefusalsOnly(t *testing.T) {
 }
 
 // recentRecord is a call that ends now, so its segment is young.
-func recentRecord(i int) mcp.CallRecord {
+func recentRecord(i int) CallRecord {
 	r := testRecord(i)
 	r.Start = time.Now()
 	return r

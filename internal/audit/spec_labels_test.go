@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/fluxgit/fluxgit/host/catalog"
-	"github.com/fluxgit/fluxgit/host/mcp"
 )
 
 // The built-in spec carries the ledger labels of every write-handshake
@@ -41,12 +40,12 @@ func TestSpecAuditLabels(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s is not in the spec", name)
 			}
-			rec := mcp.CallRecord{Tool: name, Known: true, ReadOnly: tool.ReadOnly, Event: tool.Audit.Event, Risk: tool.Audit.Risk, Outcome: mcp.OutcomeSuccess}
+			rec := CallRecord{Tool: name, Known: true, ReadOnly: tool.ReadOnly, Event: tool.Audit.Event, Risk: tool.Audit.Risk, Outcome: OutcomeSuccess}
 			e := EventFromCall(rec)
 			if e.EventType != w.event || e.Approval != w.approval || e.Risk != w.risk {
 				t.Fatalf("labels %s/%s/%s, want %s/%s/%s", e.EventType, e.Approval, e.Risk, w.event, w.approval, w.risk)
 			}
-			rec.Outcome = mcp.OutcomeBlocked
+			rec.Outcome = OutcomeBlocked
 			if e := EventFromCall(rec); e.EventType != EventWriteBlock || e.Approval != ApprovalDenied || e.Risk != w.risk {
 				t.Fatalf("blocked: labels %s/%s/%s, want %s/%s/%s", e.EventType, e.Approval, e.Risk, EventWriteBlock, ApprovalDenied, w.risk)
 			}

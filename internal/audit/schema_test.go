@@ -10,7 +10,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
-	"github.com/fluxgit/fluxgit/host/mcp"
 	"github.com/fluxgit/fluxgit/schemas"
 )
 
@@ -50,7 +49,7 @@ func TestEntriesMatchSchema(t *testing.T) {
 		path := ledgerPath(t)
 		l := openTest(t, path, s, nil)
 		appendN(t, l, 0, 8)
-		odd := mcp.CallRecord{Tool: "bad\ttool\x00" + strings.Repeat("x", 400), Outcome: mcp.OutcomeBlocked,
+		odd := CallRecord{Tool: "bad\ttool\x00" + strings.Repeat("x", 400), Outcome: OutcomeBlocked,
 			ErrorMessage: strings.Repeat("é", 600), ClientName: "\x00\x01"}
 		if _, err := l.Append(EventFromCall(odd)); err != nil {
 			t.Fatal(err)

@@ -7,58 +7,56 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/fluxgit/fluxgit/host/mcp"
 )
 
 func TestEventLabels(t *testing.T) {
 	start := time.UnixMilli(1_700_000_000_000)
 	for _, tc := range []struct {
 		name                              string
-		rec                               mcp.CallRecord
+		rec                               CallRecord
 		eventType, approval, risk, result string
 		readOnly                          bool
 		summary                           string
 	}{
-		{"read success", mcp.CallRecord{Tool: "repo.status", Known: true, ReadOnly: true, Outcome: mcp.OutcomeSuccess},
+		{"read success", CallRecord{Tool: "repo.status", Known: true, ReadOnly: true, Outcome: OutcomeSuccess},
 			EventToolCall, ApprovalNotRequired, RiskNone, ResultSuccess, true, "read-only tool repo.status completed"},
-		{"read tool error", mcp.CallRecord{Tool: "diff.text", Known: true, ReadOnly: true, Outcome: mcp.OutcomeError},
+		{"read tool error", CallRecord{Tool: "diff.text", Known: true, ReadOnly: true, Outcome: OutcomeError},
 			EventToolCall, ApprovalNotRequired, RiskNone, ResultError, true, "read-only tool diff.text returned a structured error"},
-		{"read blocked", mcp.CallRecord{Tool: "repo.status", Known: true, ReadOnly: true, Outcome: mcp.OutcomeBlocked, ErrorMessage: "Invalid params"},
+		{"read blocked", CallRecord{Tool: "repo.status", Known: true, ReadOnly: true, Outcome: OutcomeBlocked, ErrorMessage: "Invalid params"},
 			EventWriteBlock, ApprovalDenied, RiskNone, ResultBlocked, true, "read-only tool repo.status was blocked: Invalid params"},
-		{"preview reset", mcp.CallRecord{Tool: "operation.preview.reset", Known: true, Event: EventWriteProposal, Risk: RiskHigh, Outcome: mcp.OutcomeSuccess},
+		{"preview reset", CallRecord{Tool: "operation.preview.reset", Known: true, Event: EventWriteProposal, Risk: RiskHigh, Outcome: OutcomeSuccess},
 			EventWriteProposal, ApprovalUIHandshake, RiskHigh, ResultSuccess, false, "write-proposal tool operation.preview.reset completed"},
-		{"preview discard", mcp.CallRecord{Tool: "operation.preview.discard", Known: true, Event: EventWriteProposal, Risk: RiskHigh, Outcome: mcp.OutcomeError},
+		{"preview discard", CallRecord{Tool: "operation.preview.discard", Known: true, Event: EventWriteProposal, Risk: RiskHigh, Outcome: OutcomeError},
 			EventWriteProposal, ApprovalUIHandshake, RiskHigh, ResultError, false, "write-proposal tool operation.preview.discard returned a structured error"},
-		{"preview merge", mcp.CallRecord{Tool: "operation.preview.merge", Known: true, Event: EventWriteProposal, Risk: RiskMedium, Outcome: mcp.OutcomeSuccess},
+		{"preview merge", CallRecord{Tool: "operation.preview.merge", Known: true, Event: EventWriteProposal, Risk: RiskMedium, Outcome: OutcomeSuccess},
 			EventWriteProposal, ApprovalUIHandshake, RiskMedium, ResultSuccess, false, "write-proposal tool operation.preview.merge completed"},
-		{"preview submodulePointer", mcp.CallRecord{Tool: "operation.preview.submodulePointer", Known: true, Event: EventWriteProposal, Risk: RiskMedium, Outcome: mcp.OutcomeSuccess},
+		{"preview submodulePointer", CallRecord{Tool: "operation.preview.submodulePointer", Known: true, Event: EventWriteProposal, Risk: RiskMedium, Outcome: OutcomeSuccess},
 			EventWriteProposal, ApprovalUIHandshake, RiskMedium, ResultSuccess, false, "write-proposal tool operation.preview.submodulePointer completed"},
-		{"preview worktree", mcp.CallRecord{Tool: "operation.preview.worktree", Known: true, Event: EventWriteProposal, Risk: RiskLow, Outcome: mcp.OutcomeSuccess},
+		{"preview worktree", CallRecord{Tool: "operation.preview.worktree", Known: true, Event: EventWriteProposal, Risk: RiskLow, Outcome: OutcomeSuccess},
 			EventWriteProposal, ApprovalUIHandshake, RiskLow, ResultSuccess, false, "write-proposal tool operation.preview.worktree completed"},
-		{"preview blocked keeps its risk", mcp.CallRecord{Tool: "operation.preview.push", Known: true, Event: EventWriteProposal, Risk: RiskMedium, Outcome: mcp.OutcomeBlocked, ErrorMessage: "Invalid params"},
+		{"preview blocked keeps its risk", CallRecord{Tool: "operation.preview.push", Known: true, Event: EventWriteProposal, Risk: RiskMedium, Outcome: OutcomeBlocked, ErrorMessage: "Invalid params"},
 			EventWriteBlock, ApprovalDenied, RiskMedium, ResultBlocked, false, "write-proposal tool operation.preview.push was blocked: Invalid params"},
-		{"cancel", mcp.CallRecord{Tool: "operation.cancel", Known: true, Event: EventProposalCancel, Risk: RiskNone, Outcome: mcp.OutcomeSuccess},
+		{"cancel", CallRecord{Tool: "operation.cancel", Known: true, Event: EventProposalCancel, Risk: RiskNone, Outcome: OutcomeSuccess},
 			EventProposalCancel, ApprovalNotRequired, RiskNone, ResultSuccess, false, "proposal-cancel tool operation.cancel completed"},
-		{"other write tool", mcp.CallRecord{Tool: "shift_check_in", Known: true, Event: EventToolCall, Risk: RiskNone, Outcome: mcp.OutcomeSuccess},
+		{"other write tool", CallRecord{Tool: "shift_check_in", Known: true, Event: EventToolCall, Risk: RiskNone, Outcome: OutcomeSuccess},
 			EventToolCall, ApprovalNotRequired, RiskNone, ResultSuccess, false, "tool shift_check_in completed"},
 		// The labels are the record's (the tool's spec), never derived
 		// from the tool's name.
-		{"labels from the record, not the name", mcp.CallRecord{Tool: "operation.preview.reset", Known: true, Event: EventWriteProposal, Risk: RiskLow, Outcome: mcp.OutcomeSuccess},
+		{"labels from the record, not the name", CallRecord{Tool: "operation.preview.reset", Known: true, Event: EventWriteProposal, Risk: RiskLow, Outcome: OutcomeSuccess},
 			EventWriteProposal, ApprovalUIHandshake, RiskLow, ResultSuccess, false, "write-proposal tool operation.preview.reset completed"},
-		{"third-party proposal tool", mcp.CallRecord{Tool: "acme.propose", Known: true, Event: EventWriteProposal, Risk: RiskHigh, Outcome: mcp.OutcomeSuccess},
+		{"third-party proposal tool", CallRecord{Tool: "acme.propose", Known: true, Event: EventWriteProposal, Risk: RiskHigh, Outcome: OutcomeSuccess},
 			EventWriteProposal, ApprovalUIHandshake, RiskHigh, ResultSuccess, false, "write-proposal tool acme.propose completed"},
-		{"write tool with a risk", mcp.CallRecord{Tool: "echo.bump", Known: true, Event: EventToolCall, Risk: RiskLow, Outcome: mcp.OutcomeError},
+		{"write tool with a risk", CallRecord{Tool: "echo.bump", Known: true, Event: EventToolCall, Risk: RiskLow, Outcome: OutcomeError},
 			EventToolCall, ApprovalNotRequired, RiskLow, ResultError, false, "tool echo.bump returned a structured error"},
-		{"proposal tool without labels is a plain tool call", mcp.CallRecord{Tool: "operation.preview.merge", Known: true, Outcome: mcp.OutcomeSuccess},
+		{"proposal tool without labels is a plain tool call", CallRecord{Tool: "operation.preview.merge", Known: true, Outcome: OutcomeSuccess},
 			EventToolCall, ApprovalNotRequired, RiskNone, ResultSuccess, false, "tool operation.preview.merge completed"},
-		{"unknown risk label", mcp.CallRecord{Tool: "acme.propose", Known: true, Event: EventWriteProposal, Risk: "extreme", Outcome: mcp.OutcomeSuccess},
+		{"unknown risk label", CallRecord{Tool: "acme.propose", Known: true, Event: EventWriteProposal, Risk: "extreme", Outcome: OutcomeSuccess},
 			EventWriteProposal, ApprovalUIHandshake, RiskNone, ResultSuccess, false, "write-proposal tool acme.propose completed"},
-		{"read-only tool cannot claim a risk", mcp.CallRecord{Tool: "repo.status", Known: true, ReadOnly: true, Event: EventWriteProposal, Risk: RiskHigh, Outcome: mcp.OutcomeSuccess},
+		{"read-only tool cannot claim a risk", CallRecord{Tool: "repo.status", Known: true, ReadOnly: true, Event: EventWriteProposal, Risk: RiskHigh, Outcome: OutcomeSuccess},
 			EventToolCall, ApprovalNotRequired, RiskNone, ResultSuccess, true, "read-only tool repo.status completed"},
-		{"unknown tool ignores labels", mcp.CallRecord{Tool: "operation.preview.nuke", Event: EventWriteProposal, Risk: RiskHigh, Outcome: mcp.OutcomeBlocked, ErrorMessage: "Unknown tool 'x'"},
+		{"unknown tool ignores labels", CallRecord{Tool: "operation.preview.nuke", Event: EventWriteProposal, Risk: RiskHigh, Outcome: OutcomeBlocked, ErrorMessage: "Unknown tool 'x'"},
 			EventWriteBlock, ApprovalDenied, RiskNone, ResultBlocked, false, "tool operation.preview.nuke was blocked: no tool of this name is served"},
-		{"unknown tool", mcp.CallRecord{Tool: "operation.preview.nuke", Outcome: mcp.OutcomeBlocked, ErrorMessage: "Unknown tool 'operation.preview.nuke'"},
+		{"unknown tool", CallRecord{Tool: "operation.preview.nuke", Outcome: OutcomeBlocked, ErrorMessage: "Unknown tool 'operation.preview.nuke'"},
 			EventWriteBlock, ApprovalDenied, RiskNone, ResultBlocked, false, "tool operation.preview.nuke was blocked: no tool of this name is served"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,7 +79,7 @@ func TestEventLabels(t *testing.T) {
 }
 
 func TestEventObjectIsSorted(t *testing.T) {
-	o := EventFromCall(mcp.CallRecord{Tool: "x"}).object()
+	o := EventFromCall(CallRecord{Tool: "x"}).object()
 	if !sort.SliceIsSorted(o, func(i, j int) bool { return o[i].Key < o[j].Key }) {
 		t.Fatal("Event.object must be sorted for Object.Get/Set")
 	}
@@ -178,7 +176,7 @@ func TestBoundText(t *testing.T) {
 		{false, MaxUnknownToolChars, -1, 1},
 	} {
 		name := strings.Repeat("t", 10_000)
-		e := EventFromCall(mcp.CallRecord{Tool: name, Known: tc.known, Outcome: mcp.OutcomeBlocked, ErrorMessage: strings.Repeat("m", 10_000)})
+		e := EventFromCall(CallRecord{Tool: name, Known: tc.known, Outcome: OutcomeBlocked, ErrorMessage: strings.Repeat("m", 10_000)})
 		o := e.object()
 		tool, _ := stringField(o, "tool")
 		sum, _ := stringField(o, "summary")
