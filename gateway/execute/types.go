@@ -1,0 +1,93 @@
+// Package execute binds proposals to repositories, describes them for the
+// approval card, and executes approved ones with the git CLI behind a
+// restore point written in the run-directory format the flux.* and
+// safety.* tools read.
+package execute
+
+import "encoding/json"
+
+// Binding is what a proposal was checked against when it arrived: the
+// canonical repository and the object ids of the refs it names. Execution
+// re-resolves everything and refuses when any of it changed.
+type Binding struct {
+	// RepoPath is the canonical top level of the work tree (symlinks
+	// resolved); GitDir its canonical common git directory.
+	RepoPath string `json:"repoPath"`
+	GitDir   string `json:"gitDir"`
+	// Head is HEAD's commit ("" when unborn); Branch the full name of the
+	// checked-out branch ("" when detached).
+	Head   string `json:"head"`
+	Branch string `json:"branch"`
+	// Refs maps each ref the body names, as written, to its commit.
+	Refs map[string]string `json:"refs,omitempty"`
+	// Targets binds each branchDelete target repository (nil otherwise).
+	Targets []Binding `json:"targets,omitempty"`
+}
+
+// Review is what the approval card shows beyond the body itself, computed
+// once when the proposal arrives.
+type Review struct {
+	// Summary is one line a person reads first.
+	Summary  string   `json:"summary"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Merge describes what a merge (or a plan's merge step) brings in.
+	Merge *MergeReview `json:"merge,omitempty"`
+	// Verdicts are branchDelete's per-branch verdicts at proposal time.
+	Verdicts []BranchVerdict `json:"verdicts,omitempty"`
+	// Requires is what the person must confirm to approve.
+	Requires Requires `json:"requires"`
+}
+
+// MergeReview summarises a merge of Source into Target.
+type MergeReview struct {
+	Source       string   `json:"source"`
+	Target       string   `json:"target"`
+	Commits      int      `json:"commits"`
+	Log          []string `json:"log"` // at most 20 one-line commits, newest first
+	FilesChanged int      `json:"filesChanged"`
+	Insertions   int      `json:"insertions"`
+	Deletions    int      `json:"deletions"`
+	FastForward  bool     `json:"fastForward"`
+}
+
+// BranchVerdict is whether one branchDelete branch may be deleted.
+type BranchVerdict struct {
+	RepoPath string `json:"repoPath"`
+	Branch   string `json:"branch"`
+	Delete   bool   `json:"delete"`
+	Reason   string `json:"reason"`
+	TipOid   string `json:"tipOid,omitempty"`
+}
+
+// Requires lists the confirmations an approval must carry.
+type Requires struct {
+	// TypeBranch: a hard reset; the person must type this branch name.
+	TypeBranch string `json:"typeBranch,omitempty"`
+	// DestructiveSteps: plan step indexes (0-based) the person must tick.
+	DestructiveSteps []int `json:"destructiveSteps,omitempty"`
+	// ForcePush: a force-with-lease push; the person must acknowledge it.
+	ForcePush bool `json:"forcePush,omitempty"`
+}
+
+// Confirmations is what the person confirmed when approving.
+type Confirmations struct {
+	TypedBranch string `json:"typedBranch,omitempty"`
+	Steps       []int  `json:"steps,omitempty"`
+	ForcePush   bool   `json:"forcePush,omitempty"`
+}
+
+// Job is one approved proposal to execute.
+type Job struct {
+	ID            string
+	OperationType string
+	Body          json.RawMessage
+	Binding       Binding
+	Confirmations Confirmations
+}
+
+// Outcome is how an execution ended: Status is "completed" or "failed",
+// Result the F§7.4 result object (it always carries status and message).
+type Outcome struct {
+	Status string
+	Result json.RawMessage
+}
