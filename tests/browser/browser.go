@@ -139,7 +139,8 @@ func require(t testing.TB) {
 	t.Skipf("%v (skipped because CI is unset)", err)
 }
 
-// Browser is one chromedriver process with one chromium session.
+// Browser is one chromedriver process with one chromium session. A session
+// runs one command at a time: drive it from one goroutine.
 type Browser struct {
 	t       testing.TB
 	w       *wire
@@ -148,8 +149,7 @@ type Browser struct {
 	cmd     *exec.Cmd
 	pgid    int
 	done    chan struct{} // closed when chromedriver has exited
-	closeMu sync.Mutex
-	closed  bool
+	once    *sync.Once    // shared by the copies For makes, so the browser closes once
 	// Startup is how long Start took from launching chromedriver to a
 	// usable session.
 	Startup time.Duration
@@ -251,6 +251,7 @@ func startDriver(driver, dir string, attempt int) (*Browser, error) {
 		cmd:  cmd,
 		pgid: cmd.Process.Pid,
 		done: make(chan struct{}),
+		once: new(sync.Once),
 	}
 	go func() { _ = cmd.Wait(); close(b.done) }()
 
@@ -336,13 +337,12 @@ func (b *Browser) newSession(chromium string) error {
 
 // close ends the session and kills chromedriver's process group and any
 // stray chromium process. It returns the pids that survived.
-func (b *Browser) close() []int {
-	b.closeMu.Lock()
-	defer b.closeMu.Unlock()
-	if b.closed {
-		return nil
-	}
-	b.closed = true
+func (b *Browser) close() (left []int) {
+	b.once.Do(func() { left = b.shutdown() })
+	return left
+}
+
+func (b *Browser) shutdown() []int {
 	if b.session != "" {
 		// A polite quit lets chromium flush and exit by itself; the kill
 		// below covers it hanging or having crashed.
@@ -396,6 +396,19 @@ func (b *Browser) report() {
 	}
 	_ = os.WriteFile(base+".console.txt", []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	b.t.Logf("browser artifacts saved as %s.{png,html,console.txt}", base)
+}
+
+// For returns the same browser reporting its failures to t. A subtest uses
+// it: failing the parent test from a subtest's goroutine is not allowed.
+//
+//	t.Run("approve", func(t *testing.T) {
+//		b := b.For(t)
+//		b.WaitClick(`button[data-action="approve"]`, 0)
+//	})
+func (b *Browser) For(t testing.TB) *Browser {
+	c := *b
+	c.t = t
+	return &c
 }
 
 // fatal fails the test with err.
@@ -728,7 +741,9 @@ func (b *Browser) logs() ([]LogEntry, error) {
 }
 
 // Logs returns the browser console entries gathered since the previous call
-// (each entry is returned once).
+// (each entry is returned once). Entries arrive asynchronously: a message the
+// page logged a moment ago may only show up in a later call, so poll for an
+// expected entry rather than checking once.
 func (b *Browser) Logs() []LogEntry {
 	b.t.Helper()
 	es, err := b.logs()

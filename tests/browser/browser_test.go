@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,10 @@ type fakeTB struct {
 func (f *fakeTB) Helper() {}
 func (f *fakeTB) Skipf(format string, a ...any) {
 	f.skipped, f.msg = true, fmt.Sprintf(format, a...)
+	runtime.Goexit()
+}
+func (f *fakeTB) Fatal(a ...any) {
+	f.failed, f.msg = true, fmt.Sprint(a...)
 	runtime.Goexit()
 }
 func (f *fakeTB) Fatalf(format string, a ...any) {
@@ -174,6 +179,7 @@ func TestBrowser(t *testing.T) {
 	t.Logf("browser session ready in %v", b.Startup)
 
 	t.Run("type, click, wait for text", func(t *testing.T) {
+		b := b.For(t)
 		tests := []struct{ typed, want string }{
 			{"Ada", "Hello, Ada!"},
 			{"名前 ünïcödé", "Hello, 名前 ünïcödé!"},
@@ -204,6 +210,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("clear and special keys", func(t *testing.T) {
+		b := b.For(t)
 		b.Navigate(srv.URL + "/form")
 		in := b.Find("#who")
 		in.Type("abc" + KeyBackspace)
@@ -217,6 +224,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("attributes", func(t *testing.T) {
+		b := b.For(t)
 		b.Navigate(srv.URL + "/form")
 		tests := []struct{ css, name, want string }{
 			{"#who", "name", "who"},
@@ -234,6 +242,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("checkbox", func(t *testing.T) {
+		b := b.For(t)
 		b.Navigate(srv.URL + "/form")
 		box := b.Find("#ack")
 		if box.Selected() {
@@ -246,6 +255,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("find within and find all", func(t *testing.T) {
+		b := b.For(t)
 		b.Navigate(srv.URL + "/form")
 		items := b.Find("#list").FindAll("li.item")
 		var texts []string
@@ -264,6 +274,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("waits for late and vanishing elements", func(t *testing.T) {
+		b := b.For(t)
 		b.Navigate(srv.URL + "/form")
 		b.WaitClick("#late", 0)
 		b.WaitText("#late", "clicked", 0)
@@ -274,6 +285,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("script", func(t *testing.T) {
+		b := b.For(t)
 		b.Navigate(srv.URL + "/form")
 		if got := b.Script("return arguments[0] + arguments[1]", 40, 2); got != float64(42) {
 			t.Errorf("script sum = %v (%T), want 42", got, got)
@@ -297,6 +309,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("cookies", func(t *testing.T) {
+		b := b.For(t)
 		b.Navigate(srv.URL + "/cookie")
 		c, ok := b.Cookie("fluxgit_test")
 		if !ok {
@@ -319,6 +332,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("screenshot", func(t *testing.T) {
+		b := b.For(t)
 		b.Navigate(srv.URL + "/form")
 		shots := []struct {
 			name string
@@ -358,23 +372,60 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("console log", func(t *testing.T) {
+		b := b.For(t)
 		b.Logs() // drop what earlier pages logged
 		b.Navigate(srv.URL + "/console")
-		var found bool
-		for _, e := range b.Logs() {
-			if strings.Contains(e.Message, "console-marker-7f3a") {
-				found = true
-				if e.Level != "SEVERE" {
-					t.Errorf("console.error logged at level %q, want SEVERE", e.Level)
+		// Entries reach chromedriver asynchronously, so poll.
+		var seen []LogEntry
+		deadline := time.Now().Add(DefaultWait)
+		for {
+			seen = append(seen, b.Logs()...)
+			i := slices.IndexFunc(seen, func(e LogEntry) bool { return strings.Contains(e.Message, "console-marker-7f3a") })
+			if i >= 0 {
+				if seen[i].Level != "SEVERE" {
+					t.Errorf("console.error logged at level %q, want SEVERE", seen[i].Level)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("console.error message not in Logs() after %v; got %+v", DefaultWait, seen)
+			}
+			time.Sleep(pollInterval)
+		}
+	})
+
+	t.Run("failures go to the test given to For", func(t *testing.T) {
+		b := b.For(t)
+		b.Navigate(srv.URL + "/form")
+		tests := []struct {
+			name string
+			act  func(*Browser)
+			want []string
+		}{
+			{"find", func(b *Browser) { b.Find("#absent") }, []string{`find "#absent"`, "no such element"}},
+			{"wait", func(b *Browser) { b.WaitFor("#absent", 300*time.Millisecond) }, []string{`element "#absent"`, "not reached within 300ms", "no such element"}},
+			{"wait text", func(b *Browser) { b.WaitText("#out", "never", 300*time.Millisecond) }, []string{`text "never"`, `last seen: ["waiting"]`}},
+			{"bad selector", func(b *Browser) { b.WaitFor("[[[", 0) }, []string{"invalid selector"}},
+		}
+		for _, tc := range tests {
+			f := &fakeTB{}
+			done := make(chan struct{})
+			go func() { defer close(done); tc.act(b.For(f)) }()
+			<-done
+			if !f.failed {
+				t.Errorf("%s: the test given to For was not failed", tc.name)
+				continue
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(f.msg, w) {
+					t.Errorf("%s: failure %q should contain %q", tc.name, f.msg, w)
 				}
 			}
-		}
-		if !found {
-			t.Error("console.error message not in Logs()")
 		}
 	})
 
 	t.Run("errors carry the webdriver code and message", func(t *testing.T) {
+		b := b.For(t)
 		b.Navigate(srv.URL + "/form")
 		tests := []struct {
 			css, code string
