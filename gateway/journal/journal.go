@@ -58,7 +58,8 @@ var migrations = []string{
 	);
 	CREATE UNIQUE INDEX proposals_agent_key ON proposals (agent_id, idempotency_key);
 	CREATE INDEX proposals_status_expiry ON proposals (status, expires_at);
-	CREATE INDEX proposals_created ON proposals (created_at);`,
+	CREATE INDEX proposals_created ON proposals (created_at);
+	CREATE INDEX proposals_status_created ON proposals (status, created_at);`,
 }
 
 // columns is the column list every read selects, in scan order.
@@ -332,16 +333,21 @@ func (j *Journal) List(f Filter) ([]Proposal, error) {
 	if limit <= 0 {
 		limit = 200
 	}
-	q := `SELECT ` + columns + ` FROM proposals`
+	// The page is chosen on the narrow index alone (status, created_at,
+	// rowid) and only its rows are read whole: sorting every matching row
+	// with its body would cost more than the page as the journal grows.
+	const order = ` ORDER BY created_at DESC, rowid DESC`
+	inner := `SELECT rowid FROM proposals`
 	var args []any
 	if len(f.Statuses) > 0 {
-		q += ` WHERE status IN (?` + strings.Repeat(",?", len(f.Statuses)-1) + `)`
+		inner += ` WHERE status IN (?` + strings.Repeat(",?", len(f.Statuses)-1) + `)`
 		for _, s := range f.Statuses {
 			args = append(args, string(s))
 		}
 	}
-	q += ` ORDER BY created_at DESC, rowid DESC LIMIT ?`
+	inner += order + ` LIMIT ?`
 	args = append(args, limit)
+	q := `SELECT ` + columns + ` FROM proposals WHERE rowid IN (` + inner + `)` + order
 	rows, err := j.db.Query(q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("journal: list: %w", err)
