@@ -4,6 +4,8 @@
 //	tool.schema.json      a tool spec file, spec/tools/<name>.yaml
 //	resource.schema.json  a resource spec file, spec/resources/<name>.yaml
 //	prompt.schema.json    a prompt spec file, spec/prompts/<name>.yaml
+//	agent-policy.schema.json  the approval gateway's agent policy file
+//	                      (FLUXGIT_MCP_AGENT_POLICY, gateway/policy)
 //
 // The schemas are self-contained (no $ref to other files or to the network),
 // so they compile offline.

@@ -14,8 +14,8 @@
 // "<op>:call:<uuid v4>") is answered HTTP 400 with {"error": ...} and
 // recorded as a violation, so a test can assert that a client sent exactly
 // the contract (Violations is empty) rather than something a lenient
-// server happened to accept. contract.go holds the per-operation field
-// table.
+// server happened to accept. gateway/proposal holds the
+// per-operation field table.
 //
 // Every request is recorded (method, path, the exact body bytes) and the
 // gateway is scriptable per test: status sequences per proposal, JSON
@@ -40,6 +40,7 @@ import (
 	"testing"
 	"time"
 
+	contract "github.com/fluxgit/fluxgit/gateway/proposal"
 	"github.com/fluxgit/fluxgit/plugins/gateway"
 )
 
@@ -367,7 +368,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var obj map[string]any
 	if req.Endpoint != Status {
 		var err error
-		if obj, err = decodeObject(body); err != nil {
+		if obj, err = contract.DecodeObject(body); err != nil {
 			g.violation(rw, req, err.Error())
 			return
 		}
@@ -375,11 +376,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var problems []string
 	switch req.Endpoint {
 	case Preview:
-		problems = checkPreview(req.Op, obj)
+		problems = contract.Check(req.Op, obj)
 	case Cancel:
-		problems = checkCancel(obj)
+		problems = contract.CheckCancel(obj)
 	case Semantic:
-		problems = checkSemantic(obj)
+		problems = contract.CheckSemantic(obj)
 	}
 	if len(problems) > 0 {
 		g.violation(rw, req, strings.Join(problems, "; "))
@@ -418,7 +419,7 @@ func route(p string) (Endpoint, string, string) {
 	switch {
 	case strings.HasPrefix(p, PreviewPrefix):
 		op := strings.TrimPrefix(p, PreviewPrefix)
-		if _, ok := previewOps[op]; ok {
+		if contract.IsOp(op) {
 			return Preview, op, ""
 		}
 	case strings.HasPrefix(p, StatusPrefix):
@@ -586,18 +587,9 @@ func (g *Gateway) preview(w http.ResponseWriter, op string, body map[string]any)
 	writeJSON(w, status, reply)
 }
 
-// intentFingerprint identifies what a proposal asks for: the body without
-// the fields that differ on every retry of the same intent.
-func intentFingerprint(body map[string]any) string {
-	m := map[string]any{}
-	for k, v := range body {
-		if k != "previewId" && k != "requestedAt" {
-			m[k] = v
-		}
-	}
-	b, _ := json.Marshal(m) // map keys are sorted: a canonical form
-	return string(b)
-}
+// intentFingerprint identifies what a proposal asks for, exactly as
+// fluxgit's own gateway compares replays.
+func intentFingerprint(body map[string]any) string { return contract.Fingerprint(body) }
 
 // statusBody is the proposal record a status read returns.
 func (p *proposal) statusBody(status string) map[string]any {

@@ -1,0 +1,366 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+	"gopkg.in/yaml.v3"
+
+	"github.com/fluxgit/fluxgit/gateway/proposal"
+	"github.com/fluxgit/fluxgit/schemas"
+)
+
+// Version is the policy format version this package reads.
+const Version = 1
+
+// maxFileSize bounds a policy file; a real one is a few kilobytes, and the
+// bound keeps a mistaken path (a log, a device) from being read whole.
+const maxFileSize = 4 << 20
+
+// Policy is a loaded, validated agent policy. A nil *Policy allows every
+// proposal (no FLUXGIT_MCP_AGENT_POLICY): every operation still needs a
+// person, the policy only narrows what reaches one.
+type Policy struct {
+	file         string
+	defaultAllow bool
+	rules        []rule
+}
+
+type rule struct {
+	name       string
+	agents     []string
+	operations []string // nil: all
+	refs       []string // nil: any
+	prefixes   []string // canonical; nil: any
+}
+
+// File is the policy file as it was named to Load.
+func (p *Policy) File() string { return p.file }
+
+// String summarises the policy for the gateway's start-up line.
+func (p *Policy) String() string {
+	if p == nil {
+		return "no agent policy"
+	}
+	def := "allow"
+	if !p.defaultAllow {
+		def = "deny"
+	}
+	return fmt.Sprintf("agent policy %s (%d rules, default %s)", p.file, len(p.rules), def)
+}
+
+// FromEnv loads the file FLUXGIT_MCP_AGENT_POLICY names. Unset or empty
+// means no policy: (nil, nil). Any problem with a named file is an error,
+// so that a gateway never starts with less protection than its user
+// configured.
+func FromEnv() (*Policy, error) {
+	name := os.Getenv(EnvPolicy)
+	if name == "" {
+		return nil, nil
+	}
+	p, err := Load(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvPolicy, err)
+	}
+	return p, nil
+}
+
+// Load reads and validates the policy file at name, YAML or JSON (a file
+// whose first non-blank character is '{' is read as JSON). Every error
+// names the file and, where it is about one value, its JSON pointer.
+func Load(name string) (*Policy, error) {
+	doc, err := readDoc(name)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(ptr, format string, args ...any) error {
+		if ptr == "" {
+			ptr = "/"
+		}
+		return fmt.Errorf("agent policy %s: at %s: %s", name, ptr, fmt.Sprintf(format, args...))
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return nil, fail("", "the policy must be an object with version, default and rules; see schemas/agent-policy.schema.json")
+	}
+	v, ok := obj["version"]
+	if !ok {
+		return nil, fail("", "missing required key version; write version: %d", Version)
+	}
+	if n, ok := v.(json.Number); !ok || !isVersion(n) {
+		return nil, fail("/version", "unsupported policy version %s; this fluxgit reads version %d", short(v), Version)
+	}
+	if err := validate(doc); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			leaf := deepest(ve)
+			return nil, fail(leaf.InstanceLocation, "%s (see schemas/agent-policy.schema.json)", leaf.Message)
+		}
+		return nil, fmt.Errorf("agent policy %s: %w", name, err)
+	}
+	// The schema has checked every type below.
+	p := &Policy{file: name, defaultAllow: obj["default"] != "deny"}
+	raw, _ := obj["rules"].([]any)
+	seen := map[string]int{}
+	for i, r := range raw {
+		m := r.(map[string]any)
+		ru := rule{name: m["name"].(string)}
+		at := fmt.Sprintf("/rules/%d", i)
+		if j, dup := seen[ru.name]; dup {
+			return nil, fail(at+"/name", "rule name %q is already used by /rules/%d; names must be unique", ru.name, j)
+		}
+		seen[ru.name] = i
+		var err error
+		if ru.agents, err = globs(m["agents"], at+"/agents", fail); err != nil {
+			return nil, err
+		}
+		if ops, ok := m["operations"].([]any); ok {
+			for _, o := range ops {
+				ru.operations = append(ru.operations, o.(string))
+			}
+		}
+		if _, ok := m["refs"]; ok {
+			if ru.refs, err = globs(m["refs"], at+"/refs", fail); err != nil {
+				return nil, err
+			}
+		}
+		if pc, ok := m["pathConstraints"].([]any); ok {
+			for k, e := range pc {
+				s := e.(string)
+				if !filepath.IsAbs(s) {
+					return nil, fail(fmt.Sprintf("%s/pathConstraints/%d", at, k), "path prefix %q is not absolute; write the full path, e.g. /home/me/work", s)
+				}
+				ru.prefixes = append(ru.prefixes, Canonical(s))
+			}
+		}
+		p.rules = append(p.rules, ru)
+	}
+	return p, nil
+}
+
+// readDoc reads name and decodes it to the JSON data model (json.Number
+// numbers, map[string]any objects) the schema validator takes.
+func readDoc(name string) (any, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("agent policy %s does not exist; create it or unset %s", name, EnvPolicy)
+		}
+		return nil, fmt.Errorf("agent policy %s cannot be read: %w", name, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("agent policy %s is a directory; name the policy file", name)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("agent policy %s cannot be read: %w", name, err)
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("agent policy %s is larger than %d bytes; is it the right file?", name, maxFileSize)
+	}
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, fmt.Errorf("agent policy %s is empty; it needs at least version: %d", name, Version)
+	}
+	if trimmed[0] == '{' {
+		m, err := proposal.DecodeObject(trimmed)
+		if err != nil {
+			return nil, fmt.Errorf("agent policy %s is not valid JSON: %s", name, strings.Replace(err.Error(), "the body", "the file", 1))
+		}
+		return m, nil
+	}
+	// YAML: decode to a node first so that a second document is refused
+	// rather than silently ignored; yaml.v3 refuses duplicate keys itself.
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var node yaml.Node
+	if err := dec.Decode(&node); err != nil {
+		return nil, fmt.Errorf("agent policy %s is not valid YAML: %w", name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("agent policy %s holds more than one YAML document; keep one", name)
+	}
+	var v any
+	if err := node.Decode(&v); err != nil {
+		return nil, fmt.Errorf("agent policy %s is not valid YAML: %w", name, err)
+	}
+	// Round-trip through JSON to reach the JSON data model; a mapping
+	// with a non-string key has no JSON form and is refused here.
+	j, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("agent policy %s has a value JSON cannot represent (keys must be strings): %w", name, err)
+	}
+	d := json.NewDecoder(bytes.NewReader(j))
+	d.UseNumber()
+	var out any
+	if err := d.Decode(&out); err != nil {
+		return nil, fmt.Errorf("agent policy %s: %w", name, err)
+	}
+	return out, nil
+}
+
+func globs(v any, at string, fail func(ptr, format string, args ...any) error) ([]string, error) {
+	var out []string
+	for i, e := range v.([]any) {
+		g := e.(string)
+		if _, err := path.Match(g, ""); err != nil {
+			return nil, fail(fmt.Sprintf("%s/%d", at, i), "%q is not a valid glob (path.Match syntax: * ? [...] and \\ escapes)", g)
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+var (
+	schemaOnce sync.Once
+	schema     *jsonschema.Schema
+	schemaErr  error
+)
+
+func validate(doc any) error {
+	schemaOnce.Do(func() {
+		const url = "mem:///schemas/agent-policy.schema.json"
+		raw, err := fs.ReadFile(schemas.FS, "agent-policy.schema.json")
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		c := jsonschema.NewCompiler()
+		c.Draft = jsonschema.Draft2020
+		c.LoadURL = func(u string) (io.ReadCloser, error) {
+			return nil, fmt.Errorf("refusing to load %s: the policy schema is self-contained", u)
+		}
+		if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
+			schemaErr = err
+			return
+		}
+		schema, schemaErr = c.Compile(url)
+	})
+	if schemaErr != nil {
+		return fmt.Errorf("compile the embedded policy schema: %w", schemaErr)
+	}
+	return schema.Validate(doc)
+}
+
+// deepest is the most specific failure: the first leaf of the cause tree.
+func deepest(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	return ve
+}
+
+func isVersion(n json.Number) bool {
+	f, err := n.Float64()
+	return err == nil && f == Version
+}
+
+func short(v any) string {
+	b, _ := json.Marshal(v)
+	if len(b) > 40 {
+		return string(b[:37]) + "..."
+	}
+	return string(b)
+}
+
+// Check decides whether r may become a proposal at all: nil, or a
+// *Violation whose reason says what the applying rule allows. A nil
+// policy allows everything. r.RepoPaths are canonicalised here as the
+// prefixes were, so a symbolic link can neither smuggle a path in nor
+// shut a legitimate one out.
+func (p *Policy) Check(r Request) error {
+	if p == nil {
+		return nil
+	}
+	ru := p.match(r.AgentID)
+	if ru == nil {
+		if p.defaultAllow {
+			return nil
+		}
+		return &Violation{Rule: "default", Reason: fmt.Sprintf("agent %s matches no rule of the policy and its default is deny; no operation is allowed for it", r.AgentID)}
+	}
+	if ru.operations != nil && !slices.Contains(ru.operations, r.OperationType) {
+		return &Violation{Rule: ru.name, Reason: fmt.Sprintf("operation %s is not allowed for agent %s; allowed: %s", r.OperationType, r.AgentID, strings.Join(ru.operations, ", "))}
+	}
+	if ru.refs != nil {
+		for _, ref := range r.Refs {
+			if !anyMatch(ru.refs, ref) {
+				return &Violation{Rule: ru.name, Reason: fmt.Sprintf("ref %q is not allowed for agent %s; every ref must match one of: %s", ref, r.AgentID, strings.Join(ru.refs, ", "))}
+			}
+		}
+	}
+	if ru.prefixes != nil {
+		for _, rp := range r.RepoPaths {
+			c := Canonical(rp)
+			if !slices.ContainsFunc(ru.prefixes, func(pre string) bool { return Under(c, pre) }) {
+				shown := rp
+				if c != filepath.Clean(rp) {
+					shown = fmt.Sprintf("%s (resolves to %s)", rp, c)
+				}
+				return &Violation{Rule: ru.name, Reason: fmt.Sprintf("path %s is outside the paths allowed for agent %s: %s", shown, r.AgentID, strings.Join(ru.prefixes, ", "))}
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Policy) match(agent string) *rule {
+	for i := range p.rules {
+		if anyMatch(p.rules[i].agents, agent) {
+			return &p.rules[i]
+		}
+	}
+	return nil
+}
+
+func anyMatch(globs []string, s string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, s); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Canonical is p as the policy compares paths: cleaned, with symbolic
+// links resolved as far as the path exists (a worktree's new path does
+// not exist yet, but its parent may be a link), so two spellings of one
+// directory compare equal.
+func Canonical(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return p
+	}
+	dir := filepath.Dir(p)
+	if dir == p {
+		return p
+	}
+	return filepath.Join(Canonical(dir), filepath.Base(p))
+}
+
+// Under reports whether p equals prefix or lies beneath it, on path
+// component boundaries: /a/b covers /a/b/c but not /a/bc. Both must
+// already be canonical.
+func Under(p, prefix string) bool {
+	if p == prefix {
+		return true
+	}
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator)
+	}
+	return strings.HasPrefix(p, prefix)
+}

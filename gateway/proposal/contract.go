@@ -1,0 +1,586 @@
+// Package proposal is the wire contract of a write proposal's preview body
+// (README.md, "Approval gateway"): which keys each of the twelve operations
+// carries and how each is checked, the refs and repository paths a body
+// names, the intent fingerprint idempotent replay compares, and the audit
+// risk of each operation. The approval gateway checks every body with it
+// before a proposal is journalled, and the strict test gateway in
+// tests/gatewaytest uses the same checks, so the two can never disagree
+// about what a conforming client sends.
+package proposal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Ops are the twelve preview operations, in the contract's order.
+var Ops = []string{"merge", "rebase", "discard", "reset", "patch", "plan", "worktree", "commit", "push", "branch", "branchDelete", "submodulePointer"}
+
+// CommonKeys are the keys every preview body carries.
+var CommonKeys = []string{"agentId", "idempotencyKey", "operationType", "previewId", "reason", "repoPath", "requestedAt"}
+
+// kind is how one body field is checked.
+type kind int
+
+const (
+	kString    kind = iota // non-empty string
+	kRef                   // a ref: non-blank, 1-4,096 characters
+	kPathRel               // a relative path, may be empty
+	kRepoPath              // non-blank absolute path (repository)
+	kAbsPath               // non-blank absolute path (other)
+	kBool                  // a boolean
+	kFalse                 // the boolean false
+	kStrings               // array of 0-10,000 non-empty paths
+	kStrings1              // array of 1-10,000 non-empty paths
+	kEnum                  // one of field.enum
+	kOID                   // full lowercase object id
+	kMessage               // 1-2,000 characters
+	kCommitMsg             // 1-65,536 characters
+	kPatch                 // 1 to 4 Mi characters
+	kSteps                 // plan steps
+	kTargets               // branchDelete targets
+)
+
+type field struct {
+	kind     kind
+	required bool
+	enum     []string
+}
+
+// opFields are the operation-specific body keys of each preview: what
+// the contract lists per operation, with which are always sent (defaults
+// applied) and which only when given and non-blank.
+var opFields = map[string]map[string]field{
+	"merge": {
+		"sourceRef": {kind: kRef, required: true},
+		"targetRef": {kind: kRef, required: true},
+		"strategy":  {kind: kEnum, required: true, enum: []string{"merge", "squash"}},
+	},
+	"rebase": {
+		"currentRef":  {kind: kRef, required: true},
+		"ontoRef":     {kind: kRef, required: true},
+		"interactive": {kind: kFalse, required: true},
+	},
+	"discard": {
+		"paths": {kind: kStrings1, required: true},
+	},
+	"reset": {
+		"targetRef": {kind: kRef, required: true},
+		"mode":      {kind: kEnum, required: true, enum: []string{"soft", "mixed", "hard"}},
+	},
+	"patch": {
+		"patchContent": {kind: kPatch, required: true},
+		"applyToIndex": {kind: kBool, required: true},
+	},
+	"plan": {
+		"steps": {kind: kSteps, required: true},
+	},
+	"worktree": {
+		"branch": {kind: kRef, required: true},
+		"path":   {kind: kAbsPath},
+	},
+	"commit": {
+		"message":  {kind: kCommitMsg, required: true},
+		"stageAll": {kind: kBool, required: true},
+		"paths":    {kind: kStrings},
+	},
+	"push": {
+		"remote":         {kind: kRef, required: true},
+		"setUpstream":    {kind: kBool, required: true},
+		"forceWithLease": {kind: kBool, required: true},
+		"branch":         {kind: kRef},
+	},
+	"branch": {
+		"name":       {kind: kRef, required: true},
+		"checkout":   {kind: kBool, required: true},
+		"startPoint": {kind: kRef},
+	},
+	"branchDelete": {
+		"targets": {kind: kTargets, required: true},
+	},
+	"submodulePointer": {
+		"parentPath":            {kind: kPathRel, required: true},
+		"relativePath":          {kind: kString, required: true},
+		"direction":             {kind: kEnum, required: true, enum: []string{"record", "return"}},
+		"message":               {kind: kMessage},
+		"expectedRecordedOid":   {kind: kOID},
+		"expectedCheckedOutOid": {kind: kOID},
+	},
+}
+
+// stepFields are the keys a plan step may carry for each step operation
+// (besides operationType); nothing is defaulted inside a step, so only
+// the oneOf branch's own required keys are required.
+var stepFields = map[string]map[string]field{
+	"merge": {
+		"sourceRef": {kind: kRef, required: true},
+		"targetRef": {kind: kRef, required: true},
+		"strategy":  {kind: kEnum, enum: []string{"merge", "squash"}},
+	},
+	"rebase": {
+		"currentRef":  {kind: kRef},
+		"ontoRef":     {kind: kRef, required: true},
+		"interactive": {kind: kFalse},
+	},
+	"discard": {"paths": {kind: kStrings1, required: true}},
+	"reset": {
+		"targetRef": {kind: kRef, required: true},
+		"mode":      {kind: kEnum, enum: []string{"soft", "mixed", "hard"}},
+	},
+	"patch": {
+		"patchContent": {kind: kPatch, required: true},
+		"applyToIndex": {kind: kBool},
+	},
+}
+
+// IsOp reports whether op is one of Ops.
+func IsOp(op string) bool {
+	_, ok := opSet[op]
+	return ok
+}
+
+var opSet = func() map[string]struct{} {
+	m := map[string]struct{}{}
+	for _, op := range Ops {
+		m[op] = struct{}{}
+	}
+	return m
+}()
+
+var (
+	safeIDRe  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+	uuidV4Re  = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	agentIDRe = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	stampRe   = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`)
+	oidRe     = regexp.MustCompile(`^(?:[0-9a-f]{40}|[0-9a-f]{64})$`)
+)
+
+// SafeID reports whether id may be used as a previewId: 1-128 of
+// [A-Za-z0-9_-].
+func SafeID(id string) bool { return safeIDRe.MatchString(id) }
+
+// IsUUIDv4 reports whether s is a lowercase UUID of version 4, RFC 4122
+// variant.
+func IsUUIDv4(s string) bool { return uuidV4Re.MatchString(s) }
+
+// IsStamp reports whether s is RFC 3339 UTC with milliseconds and Z.
+func IsStamp(s string) bool {
+	if !stampRe.MatchString(s) {
+		return false
+	}
+	_, err := time.Parse("2006-01-02T15:04:05.000Z", s)
+	return err == nil
+}
+
+// IsAgentID reports whether id is a sanitised agent id as the handshake
+// provider sends it: 1-128 of [A-Za-z0-9._:-], not starting or ending with
+// '-'.
+func IsAgentID(id string) bool { return agentIDRe.MatchString(id) && strings.Trim(id, "-") == id }
+
+// IsIdempotencyKey reports whether key is one of the two forms the
+// contract allows for op: "<op>:client:<1-128 of [A-Za-z0-9_-]>" or
+// "<op>:call:<uuid v4>".
+func IsIdempotencyKey(op, key string) bool {
+	if rest, ok := strings.CutPrefix(key, op+":client:"); ok {
+		return SafeID(rest)
+	}
+	if rest, ok := strings.CutPrefix(key, op+":call:"); ok {
+		return IsUUIDv4(rest)
+	}
+	return false
+}
+
+// DecodeObject parses a body that must be one JSON object with no
+// duplicate keys at any depth (a duplicate makes the meaning depend on the
+// parser).
+func DecodeObject(body []byte) (map[string]any, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, errors.New("the body is empty; the contract needs a JSON object")
+	}
+	if err := noDuplicateKeys(json.NewDecoder(bytes.NewReader(body))); err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	if err := d.Decode(&m); err != nil || m == nil {
+		return nil, fmt.Errorf("the body is not a JSON object: %v", err)
+	}
+	if d.More() {
+		return nil, errors.New("the body has data after its JSON object")
+	}
+	return m, nil
+}
+
+func noDuplicateKeys(d *json.Decoder) error {
+	tok, err := d.Token()
+	if err != nil {
+		return fmt.Errorf("the body is not JSON: %w", err)
+	}
+	return walkValue(d, tok, "$")
+}
+
+func walkValue(d *json.Decoder, tok json.Token, at string) error {
+	delim, ok := tok.(json.Delim)
+	if !ok {
+		return nil
+	}
+	switch delim {
+	case '{':
+		seen := map[string]bool{}
+		for d.More() {
+			kt, err := d.Token()
+			if err != nil {
+				return fmt.Errorf("the body is not JSON: %w", err)
+			}
+			k := kt.(string)
+			if seen[k] {
+				return fmt.Errorf("%s.%s appears twice", at, k)
+			}
+			seen[k] = true
+			vt, err := d.Token()
+			if err != nil {
+				return fmt.Errorf("the body is not JSON: %w", err)
+			}
+			if err := walkValue(d, vt, at+"."+k); err != nil {
+				return err
+			}
+		}
+	case '[':
+		for i := 0; d.More(); i++ {
+			vt, err := d.Token()
+			if err != nil {
+				return fmt.Errorf("the body is not JSON: %w", err)
+			}
+			if err := walkValue(d, vt, fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := d.Token() // the closing delimiter
+	return err
+}
+
+// Check lists every way body breaks the contract for op, one sentence per
+// violation naming the key; nil means the body conforms. body is what
+// DecodeObject returns (numbers may be json.Number or float64).
+func Check(op string, body map[string]any) []string {
+	if !IsOp(op) {
+		return []string{fmt.Sprintf("operation %q is not one of %s", op, strings.Join(Ops, ", "))}
+	}
+	var p []string
+	fields := opFields[op]
+	for _, k := range sortedKeys(body) {
+		if _, ok := fields[k]; ok {
+			continue
+		}
+		if contains(CommonKeys, k) {
+			continue
+		}
+		p = append(p, fmt.Sprintf("key %q is not in the %s body", k, op))
+	}
+	for _, k := range CommonKeys {
+		if _, ok := body[k]; !ok {
+			p = append(p, "missing required key "+k)
+		}
+	}
+	if v, ok := body["previewId"]; ok {
+		if s, _ := v.(string); !IsUUIDv4(s) {
+			p = append(p, fmt.Sprintf("previewId %v is not a lowercase UUID v4", v))
+		}
+	}
+	if v, ok := body["agentId"]; ok {
+		if s, _ := v.(string); !IsAgentID(s) {
+			p = append(p, fmt.Sprintf("agentId %v is not a sanitized agent id", v))
+		}
+	}
+	if v, ok := body["idempotencyKey"]; ok {
+		if s, _ := v.(string); !IsIdempotencyKey(op, s) {
+			p = append(p, fmt.Sprintf("idempotencyKey %v is neither %s:client:<key> nor %s:call:<uuid v4>", v, op, op))
+		}
+	}
+	if v, ok := body["operationType"]; ok && v != op {
+		p = append(p, fmt.Sprintf("operationType %v on the %s endpoint", v, op))
+	}
+	if v, ok := body["repoPath"]; ok {
+		p = append(p, checkField("repoPath", field{kind: kRepoPath}, v)...)
+	}
+	if v, ok := body["reason"]; ok {
+		if s, ok := v.(string); !ok || s == "" || utf8.RuneCountInString(s) > 4096 {
+			p = append(p, "reason must be a string of 1-4,096 characters")
+		}
+	}
+	if v, ok := body["requestedAt"]; ok {
+		if s, _ := v.(string); !IsStamp(s) {
+			p = append(p, fmt.Sprintf("requestedAt %v is not RFC 3339 UTC with milliseconds and Z", v))
+		}
+	}
+	for _, k := range sortedKeys(fields) {
+		f := fields[k]
+		v, ok := body[k]
+		if !ok {
+			if f.required {
+				p = append(p, "missing required key "+k)
+			}
+			continue
+		}
+		p = append(p, checkField(k, f, v)...)
+	}
+	if op == "submodulePointer" {
+		_, has := body["message"]
+		switch body["direction"] {
+		case "record":
+			if !has {
+				p = append(p, "message is required for direction record")
+			}
+		case "return":
+			if has {
+				p = append(p, "message is not sent for direction return")
+			}
+		}
+	}
+	return p
+}
+
+// checkField checks one value against its field rule.
+func checkField(name string, f field, v any) []string {
+	bad := func(want string) []string {
+		return []string{fmt.Sprintf("%s must be %s, got %s", name, want, short(v))}
+	}
+	str, isStr := v.(string)
+	switch f.kind {
+	case kString:
+		if !isStr || str == "" {
+			return bad("a non-empty string")
+		}
+	case kRef:
+		if !isStr || str == "" || utf8.RuneCountInString(str) > 4096 || strings.TrimSpace(str) == "" {
+			return bad("a non-blank string of 1-4,096 characters")
+		}
+	case kPathRel:
+		if !isStr || filepath.IsAbs(str) {
+			return bad("a relative path string (may be empty)")
+		}
+	case kAbsPath, kRepoPath:
+		if !isStr || strings.TrimSpace(str) == "" || !filepath.IsAbs(str) || len([]rune(str)) > 32768 {
+			return bad("a non-blank absolute path")
+		}
+	case kBool:
+		if _, ok := v.(bool); !ok {
+			return bad("a boolean")
+		}
+	case kFalse:
+		if v != false {
+			return bad("false")
+		}
+	case kEnum:
+		if !isStr || !contains(f.enum, str) {
+			return bad("one of " + strings.Join(f.enum, "|"))
+		}
+	case kOID:
+		if !isStr || !oidRe.MatchString(str) {
+			return bad("a full lowercase object id")
+		}
+	case kMessage:
+		if !isStr || str == "" || utf8.RuneCountInString(str) > 2000 {
+			return bad("a string of 1-2,000 characters")
+		}
+	case kCommitMsg:
+		if !isStr || str == "" || utf8.RuneCountInString(str) > 65536 {
+			return bad("a string of 1-65,536 characters")
+		}
+	case kPatch:
+		if !isStr || str == "" || utf8.RuneCountInString(str) > 4<<20 {
+			return bad("a string of 1 to 4 Mi characters")
+		}
+	case kStrings, kStrings1:
+		a, ok := v.([]any)
+		if !ok || len(a) > 10000 || (f.kind == kStrings1 && len(a) == 0) {
+			return bad("an array of up to 10,000 paths")
+		}
+		for i, e := range a {
+			if s, ok := e.(string); !ok || s == "" || utf8.RuneCountInString(s) > 32768 {
+				return []string{fmt.Sprintf("%s[%d] must be a non-empty path string", name, i)}
+			}
+		}
+	case kSteps:
+		return checkSteps(v)
+	case kTargets:
+		return checkTargets(v)
+	}
+	return nil
+}
+
+func checkSteps(v any) []string {
+	a, ok := v.([]any)
+	if !ok || len(a) < 1 || len(a) > 10 {
+		return []string{"steps must be an array of 1-10 steps"}
+	}
+	var p []string
+	for i, e := range a {
+		at := fmt.Sprintf("steps[%d]", i)
+		step, ok := e.(map[string]any)
+		if !ok {
+			p = append(p, at+" must be an object")
+			continue
+		}
+		op, _ := step["operationType"].(string)
+		fields, ok := stepFields[op]
+		if !ok {
+			p = append(p, fmt.Sprintf("%s.operationType %s is not merge|rebase|discard|reset|patch", at, short(step["operationType"])))
+			continue
+		}
+		for _, k := range sortedKeys(step) {
+			if k == "operationType" {
+				continue
+			}
+			f, ok := fields[k]
+			if !ok {
+				p = append(p, fmt.Sprintf("%s: key %q is not a %s step field", at, k, op))
+				continue
+			}
+			p = append(p, checkField(at+"."+k, f, step[k])...)
+		}
+		for _, k := range sortedKeys(fields) {
+			if _, ok := step[k]; !ok && fields[k].required {
+				p = append(p, fmt.Sprintf("%s: missing required key %s", at, k))
+			}
+		}
+	}
+	return p
+}
+
+func checkTargets(v any) []string {
+	a, ok := v.([]any)
+	if !ok || len(a) < 1 || len(a) > 20 {
+		return []string{"targets must be an array of 1-20 targets"}
+	}
+	var p []string
+	for i, e := range a {
+		at := fmt.Sprintf("targets[%d]", i)
+		t, ok := e.(map[string]any)
+		if !ok {
+			p = append(p, at+" must be an object")
+			continue
+		}
+		for _, k := range sortedKeys(t) {
+			if k != "repoPath" && k != "branches" {
+				p = append(p, fmt.Sprintf("%s: key %q is not a target field (repoPath, branches)", at, k))
+			}
+		}
+		rp, ok := t["repoPath"]
+		if !ok {
+			p = append(p, at+": missing required key repoPath")
+		} else {
+			p = append(p, checkField(at+".repoPath", field{kind: kRepoPath}, rp)...)
+		}
+		br, ok := t["branches"].([]any)
+		if !ok || len(br) < 1 || len(br) > 20 {
+			p = append(p, at+".branches must be an array of 1-20 branch names")
+			continue
+		}
+		seen := map[string]bool{}
+		for j, b := range br {
+			s, ok := b.(string)
+			if !ok || s == "" || utf8.RuneCountInString(s) > 4096 || strings.HasPrefix(s, "refs/") {
+				p = append(p, fmt.Sprintf("%s.branches[%d] must be a short branch name", at, j))
+				continue
+			}
+			if seen[s] {
+				p = append(p, fmt.Sprintf("%s.branches[%d] duplicates an earlier branch", at, j))
+			}
+			seen[s] = true
+		}
+	}
+	return p
+}
+
+// CheckCancel lists every way a cancel body breaks the contract: it
+// carries agentId, a sanitised agent id, and nothing else.
+func CheckCancel(body map[string]any) []string {
+	var p []string
+	for _, k := range sortedKeys(body) {
+		if k != "agentId" {
+			p = append(p, fmt.Sprintf("key %q is not in the cancel body (agentId only)", k))
+		}
+	}
+	v, ok := body["agentId"]
+	if !ok {
+		return append(p, "missing required key agentId")
+	}
+	if s, _ := v.(string); !IsAgentID(s) {
+		p = append(p, fmt.Sprintf("agentId %v is not a sanitized agent id", short(v)))
+	}
+	return p
+}
+
+// semanticKeys are the semantic diff body's keys, all always sent.
+var semanticKeys = []string{"baseRef", "headRef", "paths", "repoId", "repoPath"}
+
+// CheckSemantic lists every way a semantic diff body breaks the contract:
+// exactly repoId, repoPath, baseRef, headRef and paths, all present.
+func CheckSemantic(body map[string]any) []string {
+	var p []string
+	for _, k := range sortedKeys(body) {
+		if !contains(semanticKeys, k) {
+			p = append(p, fmt.Sprintf("key %q is not in the semantic diff body", k))
+		}
+	}
+	for _, k := range semanticKeys {
+		v, ok := body[k]
+		if !ok {
+			p = append(p, "missing required key "+k)
+			continue
+		}
+		switch k {
+		case "repoId":
+			if s, ok := v.(string); !ok || s == "" {
+				p = append(p, "repoId must be a non-empty string")
+			}
+		case "repoPath":
+			p = append(p, checkField(k, field{kind: kRepoPath}, v)...)
+		case "baseRef", "headRef":
+			if _, ok := v.(string); !ok {
+				p = append(p, k+" must be a string (empty when not given)")
+			}
+		case "paths":
+			p = append(p, checkField(k, field{kind: kStrings}, v)...)
+		}
+	}
+	return p
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// short renders a value for a violation message, bounded.
+func short(v any) string {
+	b, _ := json.Marshal(v)
+	if len(b) > 80 {
+		return string(b[:77]) + "..."
+	}
+	return string(b)
+}

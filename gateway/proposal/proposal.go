@@ -1,0 +1,155 @@
+package proposal
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	"github.com/fluxgit/fluxgit/internal/audit"
+)
+
+// Fingerprint identifies the intent of a checked preview body: the
+// lowercase hex SHA-256 of its canonical JSON (internal/audit's canonical
+// form) without previewId and requestedAt. Those two change on every retry
+// of the same intent, so leaving them out is what lets a replay with the
+// same idempotency key be recognised, while any other difference (another
+// ref, another reason) makes a different fingerprint and so a key
+// conflict. Numbers take their canonical form (1.0 and 1e0 alike; no
+// preview field is a number today). A body that cannot be encoded (not
+// one DecodeObject returns) fingerprints as "".
+func Fingerprint(body map[string]any) string {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return ""
+	}
+	v, err := audit.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	obj, ok := v.(audit.Object)
+	if !ok {
+		return ""
+	}
+	canon, err := audit.Canonical(obj.Without("previewId", "requestedAt"))
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:])
+}
+
+// refKeys are, per operation (and per plan step operation), the body keys
+// whose value is a ref as the agent wrote it. remote is a remote name, not
+// a ref, and the submodule oids are object ids, so neither is listed.
+var refKeys = map[string][]string{
+	"merge":    {"sourceRef", "targetRef"},
+	"rebase":   {"currentRef", "ontoRef"},
+	"reset":    {"targetRef"},
+	"worktree": {"branch"},
+	"push":     {"branch"},
+	"branch":   {"name", "startPoint"},
+}
+
+// Refs returns every ref a checked body of op names, as written, in body
+// order without repeats: the operation's ref keys, each plan step's, and
+// every branch of every branchDelete target. The agent policy matches each
+// of them against its ref globs, so a ref missing here would escape the
+// policy; a rebase's currentRef (often "HEAD") is a ref like any other.
+func Refs(op string, body map[string]any) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(v any) {
+		s, ok := v.(string)
+		if !ok || s == "" || seen[s] {
+			return
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	addKeys := func(op string, m map[string]any) {
+		for _, k := range refKeys[op] {
+			add(m[k])
+		}
+	}
+	switch op {
+	case "plan":
+		steps, _ := body["steps"].([]any)
+		for _, e := range steps {
+			if step, ok := e.(map[string]any); ok {
+				sop, _ := step["operationType"].(string)
+				addKeys(sop, step)
+			}
+		}
+	case "branchDelete":
+		for _, t := range targets(body) {
+			branches, _ := t["branches"].([]any)
+			for _, b := range branches {
+				add(b)
+			}
+		}
+	default:
+		addKeys(op, body)
+	}
+	return out
+}
+
+// RepoPaths returns every filesystem path a checked body of op asks the
+// gateway to touch, as written, without repeats: repoPath, each
+// branchDelete target's repoPath, and a worktree's new path. The agent
+// policy's path constraints apply to all of them.
+func RepoPaths(op string, body map[string]any) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(v any) {
+		s, ok := v.(string)
+		if !ok || s == "" || seen[s] {
+			return
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	add(body["repoPath"])
+	switch op {
+	case "branchDelete":
+		for _, t := range targets(body) {
+			add(t["repoPath"])
+		}
+	case "worktree":
+		add(body["path"])
+	}
+	return out
+}
+
+func targets(body map[string]any) []map[string]any {
+	a, _ := body["targets"].([]any)
+	out := make([]map[string]any, 0, len(a))
+	for _, e := range a {
+		if t, ok := e.(map[string]any); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Audit risk levels (the ledger's risk field).
+const (
+	RiskHigh   = "high"
+	RiskMedium = "medium"
+	RiskLow    = "low"
+)
+
+// Risk is the ledger risk of op: reset and discard can lose work and are
+// high; operations that rewrite or publish history are medium; worktree,
+// commit and branch only add and are low. An unknown op is high, so a
+// mistake errs towards attention.
+func Risk(op string) string {
+	switch op {
+	case "reset", "discard":
+		return RiskHigh
+	case "merge", "rebase", "patch", "plan", "push", "branchDelete", "submodulePointer":
+		return RiskMedium
+	case "worktree", "commit", "branch":
+		return RiskLow
+	}
+	return RiskHigh
+}
