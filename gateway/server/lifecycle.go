@@ -275,6 +275,19 @@ func (s *Server) run(ctx context.Context, p journal.Proposal) {
 		return
 	}
 	s.notify(q)
+	defer func() {
+		// The executor promises not to panic. If it does anyway, nobody
+		// knows how far git got: the row waits for a person, as after a
+		// crash, instead of taking the whole gateway down.
+		if v := recover(); v != nil {
+			s.log.Error("executor panicked; the proposal needs reconciliation", "id", q.ID, "panic", fmt.Sprint(v))
+			if r, err := s.journal.Transition(q.ID, []journal.Status{journal.Executing}, journal.Executing, func(r *journal.Proposal) {
+				r.NeedsReconciliation = true
+			}); err == nil {
+				s.notify(r)
+			}
+		}
+	}()
 	start := time.Now()
 	out := s.execute(context.WithoutCancel(ctx), q)
 	to := journal.Failed

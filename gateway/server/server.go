@@ -1,5 +1,5 @@
 // Package server is the approval gateway's HTTP server: the agent API the
-// handshake provider speaks (README.md, "Approval gateway"), the terminal
+// handshake provider speaks (README.md, "Write proposals"), the terminal
 // CLI API, the lifecycle a person drives from the approval page or the
 // terminal, and the worker that executes approved proposals one at a time.
 //
@@ -35,7 +35,7 @@ import (
 )
 
 // DefaultAddr is where the gateway listens unless told otherwise: the
-// address the handshake provider's README example uses.
+// address the handshake provider documentation uses as its example.
 const DefaultAddr = "127.0.0.1:59647"
 
 // DefaultTTL is how long a proposal waits for a person.
