@@ -15,10 +15,20 @@ const (
 	EventWriteProposal  = "write_proposal"
 	EventProposalCancel = "proposal_cancel"
 	EventWriteBlock     = "write_block"
+	// EventHumanDecision: a person approved, rejected or reconciled a
+	// proposal, or undid a restore point, at the approval gateway.
+	EventHumanDecision = "human_decision"
+	// EventOperationExecution: the approval gateway executed an approved
+	// proposal (completed or failed).
+	EventOperationExecution = "operation_execution"
 
 	ApprovalNotRequired = "not_required"
 	ApprovalUIHandshake = "ui_handshake"
 	ApprovalDenied      = "denied"
+	// ApprovalApproved and ApprovalRejected are a person's verdict at the
+	// approval gateway (human_decision and operation_execution entries).
+	ApprovalApproved = "approved"
+	ApprovalRejected = "rejected"
 
 	RiskNone   = "none"
 	RiskLow    = "low"

@@ -137,3 +137,52 @@ func TestNewEntryKindsMatchSchema(t *testing.T) {
 		}
 	}
 }
+
+// The approval gateway's entries (a person's decision, an execution
+// outcome) match the schema, and the schema still refuses verdicts it
+// does not know.
+func TestGatewayEntriesMatchSchema(t *testing.T) {
+	sch := entrySchema(t)
+	path := ledgerPath(t)
+	l := openTest(t, path, nil, nil)
+	scope := RepoScope([]byte(`{"repoPath":"/tmp/repo"}`))
+	events := []Event{
+		{Timestamp: 1, Tool: "operation.preview.merge", EventType: EventHumanDecision, RepoScope: scope,
+			ArgsFingerprint: ArgsFingerprint([]byte(`{"a":1}`)), Risk: RiskMedium, Approval: ApprovalApproved,
+			Result: ResultSuccess, SessionID: "claude-code", Summary: "approved on the approval page"},
+		{Timestamp: 2, Tool: "operation.preview.reset", EventType: EventHumanDecision, RepoScope: scope,
+			Risk: RiskHigh, Approval: ApprovalRejected, Result: ResultSuccess, SessionID: "claude-code", Summary: "rejected in the terminal"},
+		{Timestamp: 3, Tool: "operation.preview.merge", EventType: EventOperationExecution, RepoScope: scope,
+			Risk: RiskMedium, Approval: ApprovalApproved, Result: ResultError, SessionID: "claude-code", DurationMS: 12, Summary: "execution failed"},
+	}
+	for _, e := range events {
+		if _, err := l.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	lines := readLines(t, path)
+	if len(lines) != len(events) {
+		t.Fatalf("%d lines, want %d", len(lines), len(events))
+	}
+	for i, line := range lines {
+		if err := sch.Validate(decodeLine(t, line)); err != nil {
+			t.Errorf("entry %d: %#v", i+1, err)
+		}
+	}
+	for _, bad := range []struct{ old, new string }{
+		{`"approval":"approved"`, `"approval":"maybe"`},
+		{`"event_type":"human_decision"`, `"event_type":"human_whim"`},
+	} {
+		edited := strings.Replace(string(lines[0]), bad.old, bad.new, 1)
+		if edited == string(lines[0]) {
+			t.Fatalf("replacement %q did not apply to %s", bad.old, lines[0])
+		}
+		if err := sch.Validate(decodeLine(t, []byte(edited))); err == nil {
+			t.Errorf("schema accepted %s", edited)
+		}
+	}
+	if rep, err := Verify(path, VerifyOptions{}); err != nil {
+		t.Fatalf("verify: %v (%+v)", err, rep)
+	}
+}

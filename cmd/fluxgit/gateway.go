@@ -1,0 +1,399 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/fluxgit/fluxgit/gateway/journal"
+	"github.com/fluxgit/fluxgit/gateway/policy"
+	"github.com/fluxgit/fluxgit/gateway/server"
+	"github.com/fluxgit/fluxgit/internal/audit"
+)
+
+// gatewayOptions are the flags of `fluxgit gateway` and its subcommands.
+type gatewayOptions struct {
+	addr   string
+	runDir string
+	ttl    time.Duration
+}
+
+// resolvedRunDir is --run-dir, else FLUXGIT_RUN_DIR, else the platform
+// default, made absolute.
+func (o *gatewayOptions) resolvedRunDir() (string, error) {
+	d := o.runDir
+	if d == "" {
+		var err error
+		if d, err = audit.RunDir(); err != nil {
+			return "", fmt.Errorf("no run directory: %w; pass --run-dir or set %s", err, audit.EnvRunDir)
+		}
+	}
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		return "", fmt.Errorf("run directory %s: %w", d, err)
+	}
+	return abs, nil
+}
+
+func newGatewayCmd(g *globalOptions) *cobra.Command {
+	o := &gatewayOptions{}
+	cmd := &cobra.Command{
+		Use:   "gateway",
+		Short: "Run the approval gateway: a person approves each write proposal, fluxgit executes it",
+		Long: "gateway serves the write-handshake endpoints on loopback. Agents propose Git operations\n" +
+			"through `fluxgit` (set FLUXGIT_MCP_HANDSHAKE_ADDR to the line it prints); a person approves or\n" +
+			"rejects each one on the approval page it prints, or with `fluxgit gateway list|show|approve|reject`;\n" +
+			"approved operations run with the git CLI behind a restore point.\n\n" +
+			"FLUXGIT_MCP_AGENT_POLICY names an agent policy file (schemas/agent-policy.schema.json); a file\n" +
+			"that cannot be loaded stops the gateway from starting.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runGateway(cmd.Context(), g, o, cmd.OutOrStdout())
+		},
+	}
+	cmd.PersistentFlags().StringVar(&o.runDir, "run-dir", "", "FluxGit run directory: journal, restore points, session file, and the audit ledger unless "+audit.EnvLog+" is set (default $"+audit.EnvRunDir+" or the platform default)")
+	cmd.Flags().StringVar(&o.addr, "addr", server.DefaultAddr, "loopback ip:port to listen on (127.0.0.0/8 or [::1])")
+	cmd.Flags().DurationVar(&o.ttl, "proposal-ttl", server.DefaultTTL, "how long a proposal waits for a person before it expires")
+	cmd.AddCommand(newGatewayListCmd(o), newGatewayShowCmd(o), newGatewayApproveCmd(o), newGatewayRejectCmd(o),
+		newGatewayReconcileCmd(o), newGatewayUndoCmd(o))
+	return cmd
+}
+
+func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io.Writer) error {
+	pol, err := policy.FromEnv()
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("the gateway did not start: agent policy (%s): %w", policy.EnvPolicy, err)}
+	}
+	runDir, err := o.resolvedRunDir()
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	if o.runDir != "" {
+		// The ledger lives in the run directory too (unless its own
+		// variable says otherwise): one run directory, one ledger.
+		if err := os.Setenv(audit.EnvRunDir, runDir); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("set %s: %w", audit.EnvRunDir, err)}
+		}
+	}
+	ledger, err := audit.FromEnv(g.logger())
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("the gateway did not start: %w", err)}
+	}
+	defer ledger.Close()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slogLevel(g.logLevel)}))
+	if pol != nil {
+		log.Info("agent policy loaded", "file", os.Getenv(policy.EnvPolicy))
+	}
+	srv, err := server.New(server.Config{
+		Addr:   o.addr,
+		RunDir: runDir,
+		TTL:    o.ttl,
+		Policy: pol,
+		Ledger: ledger,
+		Log:    log,
+		Out:    out,
+	})
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("the gateway did not start: %w", err)}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := srv.Serve(ctx); err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	return nil
+}
+
+// slogLevel maps the --log-level names to slog levels.
+func slogLevel(name string) slog.Level {
+	switch hclog.LevelFromString(name) {
+	case hclog.Trace, hclog.Debug:
+		return slog.LevelDebug
+	case hclog.Warn:
+		return slog.LevelWarn
+	case hclog.Error:
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+// gatewayClient connects to the gateway running on the chosen run dir.
+func gatewayClient(o *gatewayOptions) (*server.Client, error) {
+	runDir, err := o.resolvedRunDir()
+	if err != nil {
+		return nil, &exitError{code: 1, err: err}
+	}
+	c, err := server.NewClient(runDir)
+	if err != nil {
+		return nil, &exitError{code: 1, err: err}
+	}
+	return c, nil
+}
+
+// clientErr turns a gateway refusal into the command's failure.
+func clientErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: 1, err: err}
+}
+
+func idArg(verb string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return &exitError{code: exitUsage, err: fmt.Errorf("%s takes exactly one previewId (see fluxgit gateway list)", verb)}
+		}
+		return nil
+	}
+}
+
+func newGatewayListCmd(o *gatewayOptions) *cobra.Command {
+	var statuses []string
+	cmd := &cobra.Command{
+		Use:   "list [--status pending,approved]",
+		Short: "List the running gateway's proposals, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := gatewayClient(o)
+			if err != nil {
+				return err
+			}
+			views, err := c.List(cmd.Context(), statuses...)
+			if err != nil {
+				return clientErr(err)
+			}
+			printTable(cmd.OutOrStdout(), views, time.Now())
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVar(&statuses, "status", nil, "only these statuses (pending, approved, executing, completed, failed, rejected, expired, cancelled)")
+	return cmd
+}
+
+// printTable prints one line per proposal, with what a person can do
+// about it.
+func printTable(w io.Writer, views []server.View, now time.Time) {
+	if len(views) == 0 {
+		fmt.Fprintln(w, "No proposals.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PREVIEW ID\tSTATUS\tOPERATION\tAGENT\tREPOSITORY\tNOTE")
+	for _, v := range views {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.PreviewID, v.Status, v.OperationType, v.AgentID, v.RepoPath, note(v, now))
+	}
+	_ = tw.Flush()
+}
+
+func note(v server.View, now time.Time) string {
+	switch {
+	case v.ReconciliationRequired:
+		return "interrupted by a restart: check the repository, then reconcile --as completed|failed"
+	case v.Status == journal.Pending:
+		exp, err := time.Parse(time.RFC3339Nano, v.ExpiresAt)
+		if err != nil {
+			return ""
+		}
+		return "expires in " + exp.Sub(now).Round(time.Second).String()
+	case v.Status == journal.Rejected:
+		return "reason: " + oneLine(v.RejectionReason, 60)
+	case v.Status == journal.Completed || v.Status == journal.Failed:
+		var r struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(v.Result, &r)
+		return oneLine(r.Message, 60)
+	}
+	return ""
+}
+
+// oneLine flattens s to one line of at most n characters.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func newGatewayShowCmd(o *gatewayOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Print one proposal as JSON: its body, review, binding and outcome",
+		Args:  idArg("show"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := gatewayClient(o)
+			if err != nil {
+				return err
+			}
+			v, err := c.Show(cmd.Context(), args[0])
+			if err != nil {
+				return clientErr(err)
+			}
+			return printJSON(cmd.OutOrStdout(), v)
+		},
+	}
+}
+
+func printJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("encode: %w", err)}
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}
+
+func newGatewayApproveCmd(o *gatewayOptions) *cobra.Command {
+	var (
+		req  server.ApproveRequest
+		wait bool
+	)
+	cmd := &cobra.Command{
+		Use:   "approve ID [--confirm-branch B] [--steps 0,2] [--force-push] [--wait]",
+		Short: "Approve a pending proposal; the gateway executes it",
+		Long: "approve approves a pending proposal. A hard reset needs --confirm-branch with the branch name,\n" +
+			"a force-with-lease push --force-push, a plan with destructive steps --steps listing each of\n" +
+			"them (0-based); `fluxgit gateway show ID` prints what the proposal requires under review.requires.",
+		Args: idArg("approve"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := gatewayClient(o)
+			if err != nil {
+				return err
+			}
+			v, err := c.Approve(cmd.Context(), args[0], req)
+			if err != nil {
+				return clientErr(err)
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "Approved %s (%s in %s); the gateway executes it now.\n", v.PreviewID, v.OperationType, v.RepoPath)
+			if !wait {
+				return nil
+			}
+			for !v.Status.Terminal() {
+				select {
+				case <-cmd.Context().Done():
+					return cmd.Context().Err()
+				case <-time.After(200 * time.Millisecond):
+				}
+				if v, err = c.Show(cmd.Context(), args[0]); err != nil {
+					return clientErr(err)
+				}
+			}
+			fmt.Fprintf(out, "%s: %s\n", v.PreviewID, v.Status)
+			if err := printJSON(out, v.Result); err != nil {
+				return err
+			}
+			if v.Status != journal.Completed {
+				return &exitError{code: 1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&req.TypedBranch, "confirm-branch", "", "the branch name, typed to confirm a hard reset")
+	cmd.Flags().IntSliceVar(&req.Steps, "steps", nil, "plan steps (0-based) whose destructive effect you accept")
+	cmd.Flags().BoolVar(&req.ForcePush, "force-push", false, "accept a force-with-lease push")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the execution and print its result (exit 1 unless completed)")
+	return cmd
+}
+
+func newGatewayRejectCmd(o *gatewayOptions) *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "reject ID --reason TEXT",
+		Short: "Reject a pending proposal; the agent reads the reason",
+		Args:  idArg("reject"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(reason) == "" {
+				return &exitError{code: exitUsage, err: errors.New("reject needs --reason TEXT: the agent reads it to decide what to do next")}
+			}
+			c, err := gatewayClient(o)
+			if err != nil {
+				return err
+			}
+			v, err := c.Reject(cmd.Context(), args[0], reason)
+			if err != nil {
+				return clientErr(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Rejected %s (%s in %s).\n", v.PreviewID, v.OperationType, v.RepoPath)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why (required; the agent reads it)")
+	return cmd
+}
+
+func newGatewayReconcileCmd(o *gatewayOptions) *cobra.Command {
+	var as, noteText string
+	cmd := &cobra.Command{
+		Use:   "reconcile ID --as completed|failed [--note TEXT]",
+		Short: "Settle a proposal that was executing when the gateway stopped",
+		Long: "A proposal that was executing when the gateway stopped is never re-run. Look at the\n" +
+			"repository, then record what happened: --as completed or --as failed.",
+		Args: idArg("reconcile"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if as != string(journal.Completed) && as != string(journal.Failed) {
+				return &exitError{code: exitUsage, err: errors.New("reconcile needs --as completed or --as failed")}
+			}
+			c, err := gatewayClient(o)
+			if err != nil {
+				return err
+			}
+			v, err := c.Reconcile(cmd.Context(), args[0], as, noteText)
+			if err != nil {
+				return clientErr(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Recorded %s as %s.\n", v.PreviewID, v.Status)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&as, "as", "", "completed or failed (required)")
+	cmd.Flags().StringVar(&noteText, "note", "", "what you found (the agent reads it in the result message)")
+	return cmd
+}
+
+func newGatewayUndoCmd(o *gatewayOptions) *cobra.Command {
+	var repo string
+	cmd := &cobra.Command{
+		Use:   "undo --repo PATH",
+		Short: "Undo the latest restore point of a repository (git reset --keep to before it)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if strings.TrimSpace(repo) == "" {
+				return &exitError{code: exitUsage, err: errors.New("undo needs --repo PATH: the repository whose latest restore point to undo")}
+			}
+			abs, err := filepath.Abs(repo)
+			if err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("--repo %s: %w", repo, err)}
+			}
+			c, err := gatewayClient(o)
+			if err != nil {
+				return err
+			}
+			u, err := c.Undo(cmd.Context(), abs)
+			if err != nil {
+				return clientErr(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Undone: %s %s is back at %s (was %s).\n", u.RepoPath, u.Branch, u.Before, u.After)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&repo, "repo", "", "the repository (required)")
+	return cmd
+}
