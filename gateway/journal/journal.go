@@ -68,11 +68,13 @@ const columns = `id, agent_id, idempotency_key, fingerprint, operation_type, rep
 	rejection_reason, decided_by, decided_at, needs_reconciliation`
 
 // transitions is the lifecycle graph: the states each state may move to.
-// approved → failed is a re-validation that failed before execution.
+// approved → failed is a re-validation that failed before execution;
+// executing → executing only flags a row for reconciliation (the server
+// does that when an execution ends in a way nobody can vouch for).
 var transitions = map[Status][]Status{
 	Pending:   {Approved, Rejected, Expired, Cancelled},
 	Approved:  {Executing, Failed},
-	Executing: {Completed, Failed},
+	Executing: {Completed, Failed, Executing},
 }
 
 // Allowed reports whether the lifecycle lets a proposal move from one state
