@@ -396,7 +396,7 @@ func TestTransitionMatrix(t *testing.T) {
 	want := map[Status][]Status{
 		Pending:   {Approved, Rejected, Expired, Cancelled},
 		Approved:  {Executing, Failed},
-		Executing: {Completed, Failed},
+		Executing: {Completed, Failed, Executing},
 	}
 	for _, from := range allStatuses {
 		for _, to := range allStatuses {
