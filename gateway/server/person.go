@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -259,7 +260,7 @@ type uiProposal struct {
 	CreatedAt           string          `json:"createdAt"`
 	ExpiresAt           string          `json:"expiresAt"`
 	UpdatedAt           string          `json:"updatedAt"`
-	DecidedBy           string          `json:"uiDecidedBy,omitempty"`
+	DecidedBy           string          `json:"decidedBy,omitempty"`
 	DecidedAt           string          `json:"decidedAt,omitempty"`
 	RejectionReason     string          `json:"rejectionReason,omitempty"`
 	NeedsReconciliation bool            `json:"needsReconciliation"`
@@ -300,7 +301,7 @@ func uiStamp(t time.Time) string {
 
 // uiView renders p. withBody adds the body and the review (open cards);
 // history rows leave both out. fullPatch keeps patches whole instead of
-// cutting them to uiPatchPreviewChars.
+// cutting them to uiPatchPreviewChars bytes.
 func uiView(p journal.Proposal, withBody, fullPatch bool) uiProposal {
 	v := uiProposal{
 		PreviewID:           p.ID,
@@ -357,7 +358,8 @@ func uiRawObject(raw json.RawMessage) json.RawMessage {
 }
 
 // uiPreviewBody returns the proposal body with every patchContent (top level
-// and in plan steps) cut to limit characters (0: no limit).
+// and in plan steps) cut to limit bytes on a character boundary (0: no
+// limit).
 func uiPreviewBody(raw json.RawMessage, limit int) (json.RawMessage, bool) {
 	var body map[string]any
 	d := json.NewDecoder(bytes.NewReader(raw))
@@ -673,6 +675,18 @@ func (h *personHandler) decode(w http.ResponseWriter, r *http.Request, id string
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err == nil {
+		// encoding/json matches keys case-insensitively; a confirmation
+		// spelled "typedbranch" must not count as "typedBranch".
+		allowed := uiJSONKeys(dst)
+		for k := range keys {
+			if !allowed[k] {
+				uiError(w, http.StatusBadRequest, fmt.Sprintf("unknown key %q; this request takes %s", k, uiKeyList(allowed)))
+				return false
+			}
+		}
+	}
 	if err := d.Decode(dst); err != nil {
 		uiError(w, http.StatusBadRequest, "the request body is not the expected JSON object: "+err.Error())
 		return false
@@ -682,6 +696,28 @@ func (h *personHandler) decode(w http.ResponseWriter, r *http.Request, id string
 		return false
 	}
 	return true
+}
+
+// uiJSONKeys is the set of JSON keys of the struct dst points to.
+func uiJSONKeys(dst any) map[string]bool {
+	keys := map[string]bool{}
+	t := reflect.TypeOf(dst).Elem()
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			keys[name] = true
+		}
+	}
+	return keys
+}
+
+func uiKeyList(keys map[string]bool) string {
+	list := make([]string, 0, len(keys))
+	for k := range keys {
+		list = append(list, k)
+	}
+	sort.Strings(list)
+	return strings.Join(list, ", ")
 }
 
 // uiCheckText returns what is wrong with a person's free text, or "".

@@ -51,6 +51,7 @@
 
   function showSignin(kind) {
     state.signedOut = true;
+    $('signin-example').textContent = 'Approval page: ' + location.origin + '/?s=…';
     $('app').hidden = true;
     $('signin').hidden = false;
     if (kind === 'stale') {
