@@ -494,6 +494,9 @@ func (h *personHandler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Content-Type", "text/event-stream; charset=utf-8")
 	hdr.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
 	if _, err := io.WriteString(w, "retry: 2000\n\n: connected\n\n"); err != nil {
 		return
 	}

@@ -502,7 +502,18 @@
       el('div', { class: 'buttons' }, done, failed));
   }
 
+  // sameAsLast reports whether a list's data is unchanged since it was last
+  // drawn, so a refresh does not replace elements a person is about to click.
+  var drawn = {};
+  function sameAsLast(key, data) {
+    var sig = JSON.stringify(data);
+    if (drawn[key] === sig) return true;
+    drawn[key] = sig;
+    return false;
+  }
+
   function renderRestore(points, err) {
+    if (sameAsLast('restore', [points, err || ''])) return;
     var list = $('restore-list');
     var items = points.map(function (rp) {
       var li = el('li', { class: 'restore', 'data-repo': rp.repoPath },
@@ -537,6 +548,7 @@
   }
 
   function renderHistory(items) {
+    if (sameAsLast('history', items)) return;
     var list = $('history-list');
     list.replaceChildren.apply(list, items.map(function (p) {
       var r = p.result || {};
