@@ -1,0 +1,601 @@
+// The fluxgit gateway approval page. Everything an agent wrote (reasons,
+// refs, paths, patches, messages) is put into the page with textContent or
+// setAttribute, never parsed as HTML.
+'use strict';
+
+(function () {
+  var state = { csrf: '', skew: 0, es: null, retry: 0, refreshing: false, again: false, signedOut: false };
+  var cardNodes = new Map(); // previewId → {node, version}
+
+  // ---- small DOM helpers ----
+
+  function el(tag, attrs) {
+    var e = document.createElement(tag);
+    if (attrs) {
+      Object.keys(attrs).forEach(function (k) {
+        var v = attrs[k];
+        if (v === undefined || v === null || v === false) return;
+        if (k === 'class') e.className = v;
+        else if (k === 'text') e.textContent = String(v);
+        else if (v === true) e.setAttribute(k, '');
+        else e.setAttribute(k, String(v));
+      });
+    }
+    for (var i = 2; i < arguments.length; i++) add(e, arguments[i]);
+    return e;
+  }
+
+  function add(parent, child) {
+    if (child === undefined || child === null || child === false) return;
+    if (Array.isArray(child)) { child.forEach(function (c) { add(parent, c); }); return; }
+    parent.appendChild(typeof child === 'string' ? document.createTextNode(child) : child);
+  }
+
+  function $(id) { return document.getElementById(id); }
+
+  function short(oid) { return typeof oid === 'string' && oid.length > 12 ? oid.slice(0, 12) : (oid || ''); }
+
+  function showAlert(msg) {
+    var a = $('alert');
+    a.textContent = msg || '';
+    a.hidden = !msg;
+  }
+
+  function when(iso) {
+    if (!iso) return '';
+    var d = new Date(iso);
+    return isNaN(d) ? iso : d.toLocaleString();
+  }
+
+  // ---- session ----
+
+  function showSignin(kind) {
+    state.signedOut = true;
+    $('signin-example').textContent = 'Approval page: ' + location.origin + '/?s=…';
+    $('app').hidden = true;
+    $('signin').hidden = false;
+    if (kind === 'stale') {
+      $('signin-why').textContent = 'That link is not valid for this gateway: it was probably printed by an earlier start.';
+    }
+    setLive('offline', 'no session');
+    if (state.es) { state.es.close(); state.es = null; }
+  }
+
+  // ---- live updates ----
+
+  function setLive(s, text) {
+    var l = $('live');
+    l.setAttribute('data-state', s);
+    l.querySelector('.live-text').textContent = text;
+  }
+
+  function connect() {
+    if (state.signedOut) return;
+    if (state.es) state.es.close();
+    var es = new EventSource('/ui/api/events');
+    state.es = es;
+    setLive('connecting', 'connecting');
+    es.addEventListener('open', function () {
+      state.retry = 0;
+      setLive('live', 'live');
+      refresh(); // catch up on anything missed while disconnected
+    });
+    es.addEventListener('change', function () { refresh(); });
+    es.addEventListener('error', function () {
+      es.close();
+      if (state.es !== es) return;
+      state.es = null;
+      setLive('offline', 'reconnecting');
+      var delay = Math.min(30000, 1000 * Math.pow(2, state.retry++));
+      setTimeout(function () { if (!state.es) { refresh(); connect(); } }, delay);
+    });
+  }
+
+  function refresh() {
+    if (state.refreshing) { state.again = true; return; }
+    state.refreshing = true;
+    fetch('/ui/api/state', { credentials: 'same-origin', cache: 'no-store' })
+      .then(function (res) {
+        if (res.status === 403) { showSignin('none'); return null; }
+        return res.json().then(function (body) {
+          if (!res.ok) throw new Error(body && body.error ? body.error : 'HTTP ' + res.status);
+          return body;
+        });
+      })
+      .then(function (st) {
+        if (!st) return;
+        render(st);
+      })
+      .catch(function (err) { showAlert('Could not load the proposals: ' + err.message); })
+      .then(function () {
+        state.refreshing = false;
+        if (state.again) { state.again = false; refresh(); }
+      });
+  }
+
+  function post(url, body, card) {
+    var alertBox = card ? card.querySelector('.card-alert') : null;
+    if (alertBox) { alertBox.textContent = ''; alertBox.hidden = true; }
+    return fetch(url, {
+      method: 'POST',
+      credentials: 'same-origin',
+      cache: 'no-store',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': state.csrf },
+      body: JSON.stringify(body)
+    }).then(function (res) {
+      return res.json().catch(function () { return {}; }).then(function (out) {
+        if (!res.ok) throw new Error(out && out.error ? out.error : 'HTTP ' + res.status);
+        return out;
+      });
+    }).then(function (out) {
+      showAlert('');
+      refresh();
+      return out;
+    }, function (err) {
+      if (alertBox) { alertBox.textContent = err.message; alertBox.hidden = false; }
+      else showAlert(err.message);
+      refresh();
+      throw err;
+    });
+  }
+
+  // ---- rendering ----
+
+  function render(st) {
+    state.csrf = st.csrf;
+    if (st.now) state.skew = Date.parse(st.now) - Date.now();
+    $('signin').hidden = true;
+    $('app').hidden = false;
+
+    var groups = { pending: [], reconcile: [], running: [] };
+    (st.proposals || []).forEach(function (p) {
+      if (p.status === 'pending') groups.pending.push(p);
+      else if (p.needsReconciliation) groups.reconcile.push(p);
+      else groups.running.push(p);
+    });
+    var seen = new Set();
+    Object.keys(groups).forEach(function (g) {
+      var list = groups[g];
+      var nodes = list.map(function (p) { seen.add(p.previewId); return cardFor(p); });
+      placeChildren($(g + '-cards'), nodes);
+      $(g + '-count').textContent = String(list.length);
+      if (g !== 'pending') $(g).hidden = list.length === 0;
+    });
+    $('pending-empty').hidden = groups.pending.length > 0;
+    Array.from(cardNodes.keys()).forEach(function (id) { if (!seen.has(id)) cardNodes.delete(id); });
+
+    renderRestore(st.restorePoints || [], st.restorePointsError);
+    renderHistory(st.history || []);
+    tick();
+  }
+
+  // placeChildren makes container hold exactly nodes, touching the DOM only
+  // when something changed so typing in a card is not disturbed.
+  function placeChildren(container, nodes) {
+    var cur = Array.from(container.children);
+    if (cur.length === nodes.length && cur.every(function (n, i) { return n === nodes[i]; })) return;
+    container.replaceChildren.apply(container, nodes);
+  }
+
+  // cardFor reuses a card whose proposal has not changed, keeping what the
+  // person typed or ticked in it.
+  function cardFor(p) {
+    var version = [p.status, p.updatedAt, p.needsReconciliation].join('|');
+    var old = cardNodes.get(p.previewId);
+    if (old && old.version === version) return old.node;
+    var node = buildCard(p);
+    cardNodes.set(p.previewId, { node: node, version: version });
+    return node;
+  }
+
+  function field(label, value, mono) {
+    if (value === undefined || value === null || value === '') return null;
+    return [el('dt', { text: label }), el('dd', { class: mono ? 'mono' : null, text: String(value) })];
+  }
+
+  function buildCard(p) {
+    var body = p.body || {};
+    var review = p.review || {};
+    var requires = review.requires || {};
+    var card = el('article', {
+      class: 'card risk-' + p.risk,
+      'data-preview-id': p.previewId,
+      'data-status': p.status,
+      'data-op': p.operationType
+    });
+
+    var head = el('header', { class: 'card-head' },
+      el('span', { class: 'badge op', text: p.operationType }),
+      el('span', { class: 'badge risk', text: p.risk + ' risk' }),
+      el('span', { class: 'badge status status-' + p.status, text: p.needsReconciliation ? 'interrupted' : p.status }),
+      p.status === 'pending' ? el('span', { class: 'countdown', 'data-expires': p.expiresAt, text: '' }) : null
+    );
+    card.appendChild(head);
+    card.appendChild(el('h3', { class: 'summary', text: p.summary || (p.operationType + ' in ' + p.repoPath) }));
+
+    var meta = el('dl', { class: 'meta' },
+      field('Agent', p.agentId, true),
+      field('Repository', p.repoPath, true),
+      field('Reason', p.reason),
+      field('Requested', when(p.createdAt)),
+      field('Proposal', p.previewId, true)
+    );
+    if (p.refs && p.refs.length) {
+      meta.appendChild(el('dt', { text: 'Refs' }));
+      meta.appendChild(el('dd', null, el('ul', { class: 'refs' }, p.refs.map(function (r) {
+        return el('li', null, el('span', { class: 'mono', text: r.ref }), ' → ', el('span', { class: 'mono oid', title: r.commit, text: short(r.commit) }));
+      }))));
+    }
+    card.appendChild(meta);
+
+    if (review.warnings && review.warnings.length) {
+      card.appendChild(el('ul', { class: 'warnings' }, review.warnings.map(function (w) { return el('li', { text: w }); })));
+    }
+    if (!p.review && p.status === 'pending') {
+      card.appendChild(el('p', { class: 'warn', text: 'The gateway has no review of this proposal; check the details below carefully.' }));
+    }
+
+    var details = el('div', { class: 'details' });
+    renderDetails(details, p.operationType, body, review, requires, p);
+    card.appendChild(details);
+
+    if (p.needsReconciliation) {
+      card.appendChild(reconcilePanel(p, card));
+    } else if (p.status === 'pending') {
+      card.appendChild(decisionPanel(p, card, requires, body));
+    } else {
+      card.appendChild(el('p', { class: 'progress', text: p.status === 'executing' ? 'Running now…' : 'Approved; waiting for its turn to run.' }));
+    }
+    card.appendChild(el('div', { class: 'card-alert', role: 'alert', hidden: true }));
+    return card;
+  }
+
+  function pathList(paths) {
+    if (!Array.isArray(paths) || !paths.length) return null;
+    var max = 200;
+    var items = paths.slice(0, max).map(function (x) { return el('li', { class: 'mono', text: x }); });
+    if (paths.length > max) items.push(el('li', { class: 'more', text: '… and ' + (paths.length - max) + ' more' }));
+    return el('ul', { class: 'paths' }, items);
+  }
+
+  function patchPreview(text, truncated, p) {
+    var wrap = el('div', { class: 'patch' });
+    var pre = el('pre', { class: 'mono patch-text', text: text || '' });
+    wrap.appendChild(pre);
+    if (truncated && p) {
+      var btn = el('button', { type: 'button', class: 'link', text: 'Show the whole patch' });
+      btn.addEventListener('click', function () {
+        btn.disabled = true;
+        fetch('/ui/api/proposals/' + encodeURIComponent(p.previewId), { credentials: 'same-origin', cache: 'no-store' })
+          .then(function (r) { return r.json(); })
+          .then(function (full) {
+            var b = full.body || {};
+            pre.textContent = b.patchContent || pre.textContent;
+            btn.remove();
+          }, function () { btn.disabled = false; });
+      });
+      wrap.appendChild(el('p', { class: 'hint', text: 'Only the beginning of the patch is shown.' }, ' ', btn));
+    }
+    return wrap;
+  }
+
+  function mergeSummary(m) {
+    if (!m) return null;
+    var box = el('div', { class: 'merge' },
+      el('p', null,
+        el('span', { class: 'mono', text: m.source }), ' into ', el('span', { class: 'mono', text: m.target }), ': ',
+        el('strong', { text: m.commits + (m.commits === 1 ? ' commit' : ' commits') }), ', ',
+        m.filesChanged + (m.filesChanged === 1 ? ' file' : ' files') + ' changed, ',
+        el('span', { class: 'ins', text: '+' + m.insertions }), ' ',
+        el('span', { class: 'del', text: '−' + m.deletions }),
+        m.fastForward ? ' (fast-forward)' : ''));
+    if (m.log && m.log.length) {
+      box.appendChild(el('ul', { class: 'log mono' }, m.log.map(function (l) { return el('li', { text: l }); })));
+    }
+    return box;
+  }
+
+  function renderDetails(d, op, b, review, requires, p) {
+    var dl = el('dl', { class: 'meta' });
+    function kv(label, v, mono) { add(dl, field(label, v, mono)); }
+    switch (op) {
+      case 'merge':
+        kv('Merge', (b.sourceRef || '?') + ' into ' + (b.targetRef || '?'), true);
+        kv('Strategy', b.strategy);
+        d.appendChild(dl);
+        add(d, mergeSummary(review.merge));
+        return;
+      case 'rebase':
+        kv('Rebase', (b.currentRef || 'HEAD') + ' onto ' + (b.ontoRef || '?'), true);
+        break;
+      case 'discard':
+        d.appendChild(el('p', { class: 'warn', text: 'Uncommitted changes in these paths are discarded (the gateway keeps them in a safety stash first).' }));
+        add(d, pathList(b.paths));
+        return;
+      case 'reset':
+        kv('Reset to', b.targetRef, true);
+        kv('Mode', b.mode);
+        break;
+      case 'patch':
+        kv('Apply to', b.applyToIndex ? 'index and work tree' : 'work tree');
+        d.appendChild(dl);
+        d.appendChild(patchPreview(b.patchContent, p.bodyTruncated, p));
+        return;
+      case 'plan':
+        d.appendChild(planSteps(b.steps || [], requires, review, p));
+        return;
+      case 'worktree':
+        kv('Branch', b.branch, true);
+        kv('Path', b.path || '(default location)', true);
+        break;
+      case 'commit':
+        kv('Stage', b.paths ? 'the listed paths' : (b.stageAll ? 'all changes' : 'what is already staged'));
+        d.appendChild(dl);
+        d.appendChild(el('pre', { class: 'mono message', text: b.message || '' }));
+        add(d, pathList(b.paths));
+        return;
+      case 'push':
+        kv('Remote', b.remote, true);
+        kv('Branch', b.branch || '(current branch)', true);
+        kv('Set upstream', b.setUpstream ? 'yes' : 'no');
+        kv('Force with lease', b.forceWithLease ? 'yes' : 'no');
+        break;
+      case 'branch':
+        kv('New branch', b.name, true);
+        kv('Start point', b.startPoint || 'HEAD', true);
+        kv('Check out', b.checkout ? 'yes' : 'no');
+        break;
+      case 'branchDelete':
+        d.appendChild(verdictTable(review.verdicts, b.targets));
+        return;
+      case 'submodulePointer':
+        kv('Direction', b.direction);
+        kv('Parent', b.parentPath || '(top-level repository)', true);
+        kv('Submodule', b.relativePath, true);
+        kv('Expected recorded', b.expectedRecordedOid, true);
+        kv('Expected checked out', b.expectedCheckedOutOid, true);
+        d.appendChild(dl);
+        if (b.message) d.appendChild(el('pre', { class: 'mono message', text: b.message }));
+        return;
+    }
+    d.appendChild(dl);
+  }
+
+  function stepLabel(s) {
+    switch (s.operationType) {
+      case 'merge': return 'merge ' + (s.sourceRef || '?') + ' into ' + (s.targetRef || '?') + (s.strategy ? ' (' + s.strategy + ')' : '');
+      case 'rebase': return 'rebase ' + (s.currentRef || 'HEAD') + ' onto ' + (s.ontoRef || '?');
+      case 'discard': return 'discard ' + (s.paths || []).length + ' path(s)';
+      case 'reset': return 'reset ' + (s.mode ? '--' + s.mode + ' ' : '') + 'to ' + (s.targetRef || '?');
+      case 'patch': return 'apply a patch' + (s.applyToIndex ? ' to the index' : '');
+    }
+    return String(s.operationType);
+  }
+
+  function planSteps(steps, requires, review, p) {
+    var destructive = new Set(requires.destructiveSteps || []);
+    var ol = el('ol', { class: 'steps' });
+    steps.forEach(function (s, i) {
+      var li = el('li', { class: destructive.has(i) ? 'step destructive' : 'step' },
+        el('span', { class: 'badge op', text: s.operationType }), ' ', el('span', { class: 'mono', text: stepLabel(s) }));
+      if (s.operationType === 'discard') add(li, pathList(s.paths));
+      if (s.operationType === 'patch') add(li, patchPreview(s.patchContent, false, null));
+      if (destructive.has(i) && p.status === 'pending') {
+        var box = el('input', { type: 'checkbox', name: 'step', value: String(i), class: 'confirm' });
+        li.appendChild(el('label', { class: 'confirm-line' }, box, ' Step ' + (i + 1) + ' is destructive: allow it'));
+      }
+      ol.appendChild(li);
+    });
+    var wrap = el('div', { class: 'plan' }, el('p', { class: 'hint', text: 'The plan stops at the first step that fails.' }), ol);
+    add(wrap, mergeSummary(review.merge));
+    return wrap;
+  }
+
+  function verdictTable(verdicts, targets) {
+    if (!verdicts || !verdicts.length) {
+      var rows = [];
+      (targets || []).forEach(function (t) {
+        (t.branches || []).forEach(function (b) { rows.push({ repoPath: t.repoPath, branch: b, pending: true }); });
+      });
+      verdicts = rows;
+    }
+    var tbody = el('tbody', null, verdicts.map(function (v) {
+      var verdict = v.pending ? 'unknown' : (v.delete ? 'delete' : 'keep');
+      return el('tr', { 'data-verdict': verdict },
+        el('td', { class: 'mono', text: v.repoPath }),
+        el('td', { class: 'mono', text: v.branch }),
+        el('td', null, el('span', { class: 'badge verdict verdict-' + verdict, text: verdict })),
+        el('td', { text: v.reason || '' }),
+        el('td', { class: 'mono oid', title: v.tipOid || '', text: short(v.tipOid) }));
+    }));
+    return el('table', { class: 'verdicts' },
+      el('thead', null, el('tr', null, ['Repository', 'Branch', 'Verdict', 'Why', 'Tip'].map(function (h) { return el('th', { text: h }); }))),
+      tbody);
+  }
+
+  function decisionPanel(p, card, requires, body) {
+    var panel = el('div', { class: 'decide' });
+    var gates = [];
+
+    if (requires.typeBranch || (p.operationType === 'reset' && body.mode === 'hard')) {
+      var want = requires.typeBranch || '';
+      var input = el('input', { type: 'text', name: 'confirmBranch', autocomplete: 'off', spellcheck: 'false', class: 'mono' });
+      panel.appendChild(el('div', { class: 'danger' },
+        el('p', null, el('strong', { text: 'Hard reset. ' }), 'Uncommitted changes and commits after the target are lost from the branch. Type the branch name ',
+          el('code', { text: want || '(unknown)' }), ' to confirm.'),
+        input));
+      gates.push(function () { return want !== '' && input.value === want; });
+      input.addEventListener('input', update);
+    }
+    if (requires.forcePush || (p.operationType === 'push' && body.forceWithLease)) {
+      var ack = el('input', { type: 'checkbox', name: 'forcePush', class: 'confirm' });
+      panel.appendChild(el('div', { class: 'danger' },
+        el('p', null, el('strong', { text: 'Force push. ' }), 'The remote branch is overwritten (with lease: only if it is still where this repository last saw it). Commits others pushed since may be lost.'),
+        el('label', { class: 'confirm-line' }, ack, ' I understand the remote branch will be overwritten')));
+      gates.push(function () { return ack.checked; });
+      ack.addEventListener('change', update);
+    }
+    (requires.destructiveSteps || []).forEach(function (i) {
+      gates.push(function () {
+        var box = card.querySelector('input[name="step"][value="' + Number(i) + '"]');
+        return !!box && box.checked;
+      });
+    });
+    card.addEventListener('change', function (e) { if (e.target && e.target.name === 'step') update(); });
+
+    var reason = el('textarea', { name: 'reason', rows: '2', maxlength: '4096', placeholder: 'Reason for rejecting (the agent reads it)' });
+    var approve = el('button', { type: 'button', class: 'approve', 'data-action': 'approve', text: 'Approve', disabled: true });
+    var reject = el('button', { type: 'button', class: 'reject', 'data-action': 'reject', text: 'Reject', disabled: true });
+    reason.addEventListener('input', update);
+
+    function expired() { return Date.parse(p.expiresAt) - (Date.now() + state.skew) <= 0; }
+    function update() {
+      approve.disabled = card.classList.contains('busy') || expired() || !gates.every(function (g) { return g(); });
+      reject.disabled = card.classList.contains('busy') || reason.value.trim() === '';
+    }
+    card.gate = update;
+
+    approve.addEventListener('click', function () {
+      var steps = Array.from(card.querySelectorAll('input[name="step"]:checked')).map(function (b) { return Number(b.value); });
+      var typed = card.querySelector('input[name="confirmBranch"]');
+      var force = card.querySelector('input[name="forcePush"]');
+      var payload = {};
+      if (typed) payload.typedBranch = typed.value;
+      if (steps.length) payload.steps = steps;
+      if (force) payload.forcePush = force.checked;
+      act(card, '/ui/api/proposals/' + encodeURIComponent(p.previewId) + '/approve', payload, update);
+    });
+    reject.addEventListener('click', function () {
+      act(card, '/ui/api/proposals/' + encodeURIComponent(p.previewId) + '/reject', { reason: reason.value.trim() }, update);
+    });
+
+    panel.appendChild(el('label', { class: 'reason' }, el('span', { text: 'Reject with a reason' }), reason));
+    panel.appendChild(el('div', { class: 'buttons' }, approve, reject));
+    setTimeout(update, 0);
+    return panel;
+  }
+
+  function act(card, url, payload, update) {
+    card.classList.add('busy');
+    update();
+    post(url, payload, card).catch(function () {}).then(function () {
+      card.classList.remove('busy');
+      update();
+    });
+  }
+
+  function reconcilePanel(p, card) {
+    var note = el('textarea', { name: 'note', rows: '2', maxlength: '4096', placeholder: 'What you found in the repository (optional)' });
+    var done = el('button', { type: 'button', class: 'approve', 'data-action': 'reconcile', 'data-as': 'completed', text: 'Mark completed' });
+    var failed = el('button', { type: 'button', class: 'reject', 'data-action': 'reconcile', 'data-as': 'failed', text: 'Mark failed' });
+    function update() { done.disabled = failed.disabled = card.classList.contains('busy'); }
+    [done, failed].forEach(function (b) {
+      b.addEventListener('click', function () {
+        act(card, '/ui/api/proposals/' + encodeURIComponent(p.previewId) + '/reconcile',
+          { as: b.getAttribute('data-as'), note: note.value.trim() }, update);
+      });
+    });
+    return el('div', { class: 'banner' },
+      el('p', null, el('strong', { text: 'The gateway stopped while this was running. ' }),
+        'It is never run again by itself. Look at the repository, then record what really happened; the agent sees it with operation.status.'),
+      el('label', { class: 'reason' }, el('span', { text: 'Note' }), note),
+      el('div', { class: 'buttons' }, done, failed));
+  }
+
+  // sameAsLast reports whether a list's data is unchanged since it was last
+  // drawn, so a refresh does not replace elements a person is about to click.
+  var drawn = {};
+  function sameAsLast(key, data) {
+    var sig = JSON.stringify(data);
+    if (drawn[key] === sig) return true;
+    drawn[key] = sig;
+    return false;
+  }
+
+  function renderRestore(points, err) {
+    if (sameAsLast('restore', [points, err || ''])) return;
+    var list = $('restore-list');
+    var items = points.map(function (rp) {
+      var li = el('li', { class: 'restore', 'data-repo': rp.repoPath },
+        el('div', { class: 'rp-main' },
+          el('span', { class: 'badge op', text: rp.operation }), ' ',
+          el('span', { class: 'mono', text: rp.repoPath })),
+        el('div', { class: 'rp-sub' },
+          el('span', { class: 'mono', text: rp.branch || '(detached)' }), ' ',
+          el('span', { class: 'mono oid', title: rp.before, text: short(rp.before) }), ' → ',
+          el('span', { class: 'mono oid', title: rp.after, text: short(rp.after) })));
+      if (rp.canUndo) {
+        var b = el('button', { type: 'button', class: 'undo', 'data-action': 'undo', 'data-repo': rp.repoPath, text: 'Undo' });
+        b.addEventListener('click', function () {
+          b.disabled = true;
+          post('/ui/api/undo', { repoPath: rp.repoPath }, li).catch(function () { b.disabled = false; });
+        });
+        li.appendChild(b);
+      } else {
+        li.appendChild(el('span', { class: 'muted', text: 'cannot undo' }));
+      }
+      li.appendChild(el('div', { class: 'card-alert', role: 'alert', hidden: true }));
+      return li;
+    });
+    list.replaceChildren.apply(list, items);
+    $('restore-empty').hidden = points.length > 0;
+    if (err) $('restore-empty').textContent = 'Restore points could not be read: ' + err;
+  }
+
+  function resultCommit(r) {
+    if (!r) return '';
+    return r.mergeCommit || r.commitSha || r.newHeadSha || (r.restorePoint && r.restorePoint.afterCommit) || '';
+  }
+
+  function renderHistory(items) {
+    if (sameAsLast('history', items)) return;
+    var list = $('history-list');
+    list.replaceChildren.apply(list, items.map(function (p) {
+      var r = p.result || {};
+      var sha = resultCommit(p.result);
+      var msg = r.message || p.rejectionReason || '';
+      return el('li', { class: 'hist', 'data-preview-id': p.previewId, 'data-status': p.status },
+        el('div', { class: 'hist-head' },
+          el('span', { class: 'badge status status-' + p.status, text: p.status }),
+          el('span', { class: 'badge op', text: p.operationType }),
+          el('span', { class: 'mono', text: p.repoPath }),
+          el('span', { class: 'muted', text: (p.decidedBy ? 'by ' + p.decidedBy + ' · ' : '') + when(p.decidedAt || p.updatedAt) })),
+        el('div', { class: 'hist-body' },
+          el('span', { class: 'muted', text: p.agentId + ': ' }),
+          el('span', { text: p.summary || p.reason })),
+        msg ? el('div', { class: 'hist-msg', text: msg }) : null,
+        sha ? el('div', { class: 'hist-sha' }, 'commit ', el('span', { class: 'mono oid', title: sha, text: sha })) : null);
+    }));
+    $('history-empty').hidden = items.length > 0;
+  }
+
+  // tick refreshes every countdown once a second.
+  function tick() {
+    var now = Date.now() + state.skew;
+    document.querySelectorAll('.countdown[data-expires]').forEach(function (c) {
+      var left = Math.round((Date.parse(c.getAttribute('data-expires')) - now) / 1000);
+      if (left <= 0) {
+        c.textContent = 'expired';
+        c.classList.add('over');
+      } else {
+        var m = Math.floor(left / 60), s = left % 60;
+        c.textContent = m + ':' + (s < 10 ? '0' : '') + s + ' left';
+        c.classList.toggle('soon', left <= 60);
+      }
+      var card = c.closest('article.card');
+      if (card && card.gate) card.gate();
+    });
+  }
+
+  function start() {
+    $('address').textContent = location.host;
+    var session = document.body.getAttribute('data-session');
+    if (session === 'none' || session === 'stale') { showSignin(session); return; }
+    setInterval(tick, 1000);
+    refresh();
+    connect();
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();

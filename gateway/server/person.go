@@ -1,0 +1,770 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fluxgit/fluxgit/gateway/execute"
+	"github.com/fluxgit/fluxgit/gateway/journal"
+)
+
+// Lifecycle is what the person's surfaces need from the gateway (implemented by *Server).
+type Lifecycle interface {
+	Decide(ctx context.Context, id string, d Decision) (journal.Proposal, error)
+	Reconcile(ctx context.Context, id string, as journal.Status, note, by string) (journal.Proposal, error)
+	Undo(ctx context.Context, repoPath, by string) (execute.UndoResult, error)
+	List(f journal.Filter) ([]journal.Proposal, error)
+	Get(id string) (journal.Proposal, error)
+	Subscribe() (<-chan Change, func())
+	Secret() string
+	CheckHost(r *http.Request) bool
+	RestorePoints(ctx context.Context) ([]RestorePointView, error) // latest restore point per repository the gateway has touched
+}
+
+// RestorePointView is one repository's latest restore point as the page
+// lists it; CanUndo is the executor's verdict (not undone, same branch,
+// HEAD still at After), so the page offers Undo only where it can work.
+type RestorePointView struct {
+	RepoPath  string `json:"repoPath"`
+	RepoID    string `json:"repoId"`
+	Operation string `json:"operation"`
+	Before    string `json:"before"`
+	After     string `json:"after"`
+	Branch    string `json:"branch"`
+	CanUndo   bool   `json:"canUndo"`
+}
+
+// uiSessionCookie names the cookie that proves the browser was opened from
+// the link printed in the person's terminal.
+const uiSessionCookie = "fluxgit_gateway_session"
+
+// uiDecidedBy is what the page's decisions are recorded as (journal
+// DecidedBy, audit summary).
+const uiDecidedBy = "page"
+
+const (
+	// uiMaxBody bounds a decision body: confirmations, a reason or a
+	// note are small, and a person's browser never needs more.
+	uiMaxBody = 64 << 10
+	// uiMaxTextChars bounds a rejection reason or reconciliation note, the
+	// same bound the contract puts on an agent's reason.
+	uiMaxTextChars = 4096
+	// uiPatchPreviewChars bounds each patch text in /ui/api/state, which the
+	// page refetches on every change; the whole patch is one click away at
+	// /ui/api/proposals/{id}.
+	uiPatchPreviewChars = 256 << 10
+	// uiHistoryLimit is how many decided proposals the page lists.
+	uiHistoryLimit = 100
+	// uiActiveLimit bounds the open proposals listed; far above what a
+	// person can review, it only keeps one response bounded.
+	uiActiveLimit = 1000
+	// uiKeepAlive is how often an idle event stream sends a comment, so
+	// proxies and the browser keep the connection open.
+	uiKeepAlive = 20 * time.Second
+)
+
+// uiPreviewIDRe is the shape of every previewId the gateway stores; anything
+// else in a URL cannot name a proposal.
+var uiPreviewIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// personHandler serves the approval page and its API. It trusts nothing
+// about the caller: every request passes the Host check, every API call
+// needs the session cookie, and every decision also needs the CSRF token
+// and a same-origin Origin, because any web page the person visits can
+// make their browser send requests to loopback.
+type personHandler struct {
+	l Lifecycle
+}
+
+func newPersonHandler(l Lifecycle) http.Handler {
+	return &personHandler{l: l}
+}
+
+func (h *personHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hdr := w.Header()
+	hdr.Set("Content-Security-Policy", "default-src 'self'")
+	hdr.Set("X-Frame-Options", "DENY")
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	// The first URL carries the secret; no request may leak it onward.
+	hdr.Set("Referrer-Policy", "no-referrer")
+
+	if !h.l.CheckHost(r) {
+		uiError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not this gateway's loopback address; open the page with the address printed by `fluxgit gateway`", r.Host))
+		return
+	}
+	p := r.URL.Path
+	switch {
+	case p == "/" || p == "/index.html":
+		h.servePage(w, r)
+	case strings.HasPrefix(p, "/ui/assets/"):
+		h.serveAsset(w, r)
+	case p == "/favicon.ico":
+		w.WriteHeader(http.StatusNoContent)
+	case strings.HasPrefix(p, "/ui/api/"):
+		h.serveAPI(w, r, strings.TrimPrefix(p, "/ui/api/"))
+	default:
+		uiError(w, http.StatusNotFound, "no such page; the approval page is at /")
+	}
+}
+
+// serveAPI authenticates and routes /ui/api/….
+func (h *personHandler) serveAPI(w http.ResponseWriter, r *http.Request, route string) {
+	if msg := h.authorize(r); msg != "" {
+		uiError(w, http.StatusForbidden, msg)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		switch {
+		case route == "state":
+			h.serveState(w, r)
+		case route == "events":
+			h.serveEvents(w, r)
+		case strings.HasPrefix(route, "proposals/") && !strings.Contains(strings.TrimPrefix(route, "proposals/"), "/"):
+			h.serveProposal(w, r, strings.TrimPrefix(route, "proposals/"))
+		default:
+			uiError(w, http.StatusNotFound, "no such API endpoint: GET /ui/api/"+route)
+		}
+	case http.MethodPost:
+		if route == "undo" {
+			h.undo(w, r)
+			return
+		}
+		if rest, ok := strings.CutPrefix(route, "proposals/"); ok {
+			if id, action, ok := strings.Cut(rest, "/"); ok {
+				switch action {
+				case "approve":
+					h.approve(w, r, id)
+					return
+				case "reject":
+					h.reject(w, r, id)
+					return
+				case "reconcile":
+					h.reconcile(w, r, id)
+					return
+				}
+			}
+		}
+		uiError(w, http.StatusNotFound, "no such API endpoint: POST /ui/api/"+route+" (use proposals/{id}/approve|reject|reconcile or undo)")
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		uiError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not used by the approval page API")
+	}
+}
+
+// authorize returns why r may not use the API, or "" when it may.
+func (h *personHandler) authorize(r *http.Request) string {
+	secret := h.l.Secret()
+	if secret == "" {
+		return "the gateway has no session secret; restart `fluxgit gateway`"
+	}
+	if !h.validSession(r, secret) {
+		return "no valid session: open the \"Approval page:\" link that `fluxgit gateway` printed in its terminal (the link changes each time the gateway starts)"
+	}
+	origin := r.Header.Get("Origin")
+	if r.Method == http.MethodPost {
+		if origin == "" {
+			return "a decision needs the Origin header of the approval page; send it from the page itself"
+		}
+		if !uiSameOrigin(origin, r.Host) {
+			return fmt.Sprintf("Origin %q is not the approval page's origin http://%s", origin, r.Host)
+		}
+		got := r.Header.Get("X-CSRF-Token")
+		if got == "" || !uiConstantEqual(got, uiDerive(secret, "csrf")) {
+			return "missing or wrong X-CSRF-Token; reload the approval page (the token changes each time the gateway starts)"
+		}
+		return ""
+	}
+	// Reads carry no Origin from the page itself, but when one is present
+	// it must still be ours: the state includes the CSRF token.
+	if origin != "" && !uiSameOrigin(origin, r.Host) {
+		return fmt.Sprintf("Origin %q is not the approval page's origin http://%s", origin, r.Host)
+	}
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return "cross-site requests may not read the approval page's state"
+	}
+	return ""
+}
+
+func uiSameOrigin(origin, host string) bool {
+	return uiConstantEqual(origin, "http://"+host)
+}
+
+// validSession reports whether r carries the cookie issued for secret.
+func (h *personHandler) validSession(r *http.Request, secret string) bool {
+	for _, c := range r.CookiesNamed(uiSessionCookie) {
+		if uiConstantEqual(c.Value, uiDerive(secret, "session")) {
+			return true
+		}
+	}
+	return false
+}
+
+// derive is the per-start value for purpose: an HMAC keyed by the secret,
+// so neither the cookie nor the CSRF token reveals the secret itself and
+// both become invalid when the gateway restarts with a new one.
+func uiDerive(secret, purpose string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("fluxgit gateway approval page v1 " + purpose))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// uiConstantEqual compares without leaking where two strings differ.
+func uiConstantEqual(a, b string) bool {
+	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// ---- views ----
+
+// uiState is the body of GET /ui/api/state.
+type uiState struct {
+	CSRF string `json:"csrf"`
+	// Now is the gateway's clock, so countdowns do not depend on the
+	// browser's.
+	Now           string             `json:"now"`
+	Proposals     []uiProposal       `json:"proposals"`
+	History       []uiProposal       `json:"history"`
+	RestorePoints []RestorePointView `json:"restorePoints"`
+	// RestorePointsError says why restore points could not be listed; the
+	// rest of the page still works.
+	RestorePointsError string `json:"restorePointsError,omitempty"`
+}
+
+// uiProposal is one proposal as the page shows it.
+type uiProposal struct {
+	PreviewID           string          `json:"previewId"`
+	OperationType       string          `json:"operationType"`
+	Status              journal.Status  `json:"status"`
+	Risk                string          `json:"risk"`
+	AgentID             string          `json:"agentId"`
+	RepoPath            string          `json:"repoPath"`
+	Reason              string          `json:"reason"`
+	RequestedAt         string          `json:"requestedAt"`
+	CreatedAt           string          `json:"createdAt"`
+	ExpiresAt           string          `json:"expiresAt"`
+	UpdatedAt           string          `json:"updatedAt"`
+	DecidedBy           string          `json:"decidedBy,omitempty"`
+	DecidedAt           string          `json:"decidedAt,omitempty"`
+	RejectionReason     string          `json:"rejectionReason,omitempty"`
+	NeedsReconciliation bool            `json:"needsReconciliation"`
+	Summary             string          `json:"summary"`
+	Refs                []uiRef         `json:"refs"`
+	Body                json.RawMessage `json:"body,omitempty"`
+	BodyTruncated       bool            `json:"bodyTruncated,omitempty"`
+	Review              *execute.Review `json:"review,omitempty"`
+	Confirmations       json.RawMessage `json:"confirmations,omitempty"`
+	Result              json.RawMessage `json:"result,omitempty"`
+}
+
+// uiRef is one ref the proposal named and the commit it pointed at when
+// the proposal arrived.
+type uiRef struct {
+	Ref    string `json:"ref"`
+	Commit string `json:"commit"`
+}
+
+// risk is the audit ledger's risk class of each operation (README.md,
+// "Audit ledger"), shown as the card's colour.
+func uiRisk(op string) string {
+	switch op {
+	case "reset", "discard":
+		return "high"
+	case "worktree", "commit", "branch":
+		return "low"
+	}
+	return "medium"
+}
+
+func uiStamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// uiView renders p. withBody adds the body and the review (open cards);
+// history rows leave both out. fullPatch keeps patches whole instead of
+// cutting them to uiPatchPreviewChars bytes.
+func uiView(p journal.Proposal, withBody, fullPatch bool) uiProposal {
+	v := uiProposal{
+		PreviewID:           p.ID,
+		OperationType:       p.OperationType,
+		Status:              p.Status,
+		Risk:                uiRisk(p.OperationType),
+		AgentID:             p.AgentID,
+		RepoPath:            p.RepoPath,
+		Reason:              p.Reason,
+		RequestedAt:         p.RequestedAt,
+		CreatedAt:           uiStamp(p.CreatedAt),
+		ExpiresAt:           uiStamp(p.ExpiresAt),
+		UpdatedAt:           uiStamp(p.UpdatedAt),
+		DecidedBy:           p.DecidedBy,
+		DecidedAt:           uiStamp(p.DecidedAt),
+		RejectionReason:     p.RejectionReason,
+		NeedsReconciliation: p.NeedsReconciliation,
+		Refs:                []uiRef{},
+		Result:              uiRawObject(p.Result),
+		Confirmations:       uiRawObject(p.Confirmations),
+	}
+	var rev execute.Review
+	if len(p.Review) > 0 && json.Unmarshal(p.Review, &rev) == nil {
+		v.Summary = rev.Summary
+		if withBody {
+			v.Review = &rev
+		}
+	}
+	var b execute.Binding
+	if len(p.Binding) > 0 && json.Unmarshal(p.Binding, &b) == nil {
+		for ref, commit := range b.Refs {
+			v.Refs = append(v.Refs, uiRef{Ref: ref, Commit: commit})
+		}
+		sort.Slice(v.Refs, func(i, j int) bool { return v.Refs[i].Ref < v.Refs[j].Ref })
+	}
+	if withBody {
+		limit := uiPatchPreviewChars
+		if fullPatch {
+			limit = 0
+		}
+		v.Body, v.BodyTruncated = uiPreviewBody(p.Body, limit)
+	}
+	return v
+}
+
+// uiRawObject passes stored JSON through only when it is an object, so a
+// damaged column cannot break the whole state response.
+func uiRawObject(raw json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+		return nil
+	}
+	return json.RawMessage(t)
+}
+
+// uiPreviewBody returns the proposal body with every patchContent (top level
+// and in plan steps) cut to limit bytes on a character boundary (0: no
+// limit).
+func uiPreviewBody(raw json.RawMessage, limit int) (json.RawMessage, bool) {
+	var body map[string]any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&body); err != nil || body == nil {
+		return nil, false
+	}
+	if limit <= 0 {
+		return uiRawObject(raw), false
+	}
+	cut := func(m map[string]any) bool {
+		s, ok := m["patchContent"].(string)
+		if !ok || len(s) <= limit {
+			return false
+		}
+		n := limit
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		m["patchContent"] = s[:n]
+		return true
+	}
+	truncated := cut(body)
+	if steps, ok := body["steps"].([]any); ok {
+		for _, s := range steps {
+			if m, ok := s.(map[string]any); ok && cut(m) {
+				truncated = true
+			}
+		}
+	}
+	if !truncated {
+		return uiRawObject(raw), false
+	}
+	out, err := json.Marshal(body)
+	if err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// ---- reads ----
+
+func (h *personHandler) serveState(w http.ResponseWriter, r *http.Request) {
+	active, err := h.l.List(journal.Filter{
+		Statuses: []journal.Status{journal.Pending, journal.Approved, journal.Executing},
+		Limit:    uiActiveLimit,
+	})
+	if err != nil {
+		uiError(w, http.StatusInternalServerError, "listing open proposals: "+err.Error())
+		return
+	}
+	done, err := h.l.List(journal.Filter{
+		Statuses: []journal.Status{journal.Completed, journal.Failed, journal.Rejected, journal.Expired, journal.Cancelled},
+		Limit:    uiHistoryLimit,
+	})
+	if err != nil {
+		uiError(w, http.StatusInternalServerError, "listing decided proposals: "+err.Error())
+		return
+	}
+	// Pending first, the one expiring soonest on top; then what a person
+	// must reconcile; then what is approved or running.
+	rank := func(p journal.Proposal) int {
+		switch {
+		case p.Status == journal.Pending:
+			return 0
+		case p.NeedsReconciliation:
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(active, func(i, j int) bool {
+		ri, rj := rank(active[i]), rank(active[j])
+		if ri != rj {
+			return ri < rj
+		}
+		if ri == 0 {
+			return active[i].ExpiresAt.Before(active[j].ExpiresAt)
+		}
+		return false
+	})
+	st := uiState{
+		CSRF:          uiDerive(h.l.Secret(), "csrf"),
+		Now:           uiStamp(time.Now()),
+		Proposals:     make([]uiProposal, 0, len(active)),
+		History:       make([]uiProposal, 0, len(done)),
+		RestorePoints: []RestorePointView{},
+	}
+	for _, p := range active {
+		st.Proposals = append(st.Proposals, uiView(p, true, false))
+	}
+	for _, p := range done {
+		if len(st.History) == uiHistoryLimit {
+			break
+		}
+		st.History = append(st.History, uiView(p, false, false))
+	}
+	rps, err := h.l.RestorePoints(r.Context())
+	if err != nil {
+		st.RestorePointsError = err.Error()
+	} else if rps != nil {
+		st.RestorePoints = rps
+	}
+	uiJSON(w, http.StatusOK, st)
+}
+
+// serveProposal returns one proposal with its whole body, for a patch too
+// long for the state's preview.
+func (h *personHandler) serveProposal(w http.ResponseWriter, r *http.Request, id string) {
+	if !uiPreviewIDRe.MatchString(id) {
+		uiError(w, http.StatusNotFound, "previewId must be 1-128 of [A-Za-z0-9_-]")
+		return
+	}
+	p, err := h.l.Get(id)
+	if err != nil {
+		uiLifecycleError(w, err)
+		return
+	}
+	uiJSON(w, http.StatusOK, uiView(p, true, true))
+}
+
+// serveEvents streams one `change` event per lifecycle change; the page
+// refetches the state on each, so an event carries only the id and status.
+func (h *personHandler) serveEvents(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	// A server-wide write timeout must not cut a stream that is meant to
+	// stay open; not every writer supports deadlines, which is fine.
+	_ = rc.SetWriteDeadline(time.Time{})
+	changes, cancel := h.l.Subscribe()
+	defer cancel()
+
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream; charset=utf-8")
+	hdr.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	if _, err := io.WriteString(w, "retry: 2000\n\n: connected\n\n"); err != nil {
+		return
+	}
+	if rc.Flush() != nil {
+		return
+	}
+	tick := time.NewTicker(uiKeepAlive)
+	defer tick.Stop()
+	for {
+		var chunk string
+		select {
+		case <-r.Context().Done():
+			return
+		case c, ok := <-changes:
+			if !ok {
+				return // the gateway is shutting down
+			}
+			data, _ := json.Marshal(struct {
+				PreviewID string         `json:"previewId"`
+				Status    journal.Status `json:"status"`
+			}{c.ID, c.Status})
+			chunk = "event: change\ndata: " + string(data) + "\n\n"
+		case <-tick.C:
+			chunk = ": keep-alive\n\n"
+		}
+		if _, err := io.WriteString(w, chunk); err != nil {
+			return
+		}
+		if rc.Flush() != nil {
+			return
+		}
+	}
+}
+
+// ---- decisions ----
+
+// uiApproveBody is POST /ui/api/proposals/{id}/approve: the confirmations
+// the card asked for (execute.Confirmations).
+type uiApproveBody struct {
+	TypedBranch string `json:"typedBranch"`
+	Steps       []int  `json:"steps"`
+	ForcePush   bool   `json:"forcePush"`
+}
+
+// uiRejectBody is POST /ui/api/proposals/{id}/reject.
+type uiRejectBody struct {
+	Reason string `json:"reason"`
+}
+
+// uiReconcileBody is POST /ui/api/proposals/{id}/reconcile.
+type uiReconcileBody struct {
+	As   string `json:"as"`
+	Note string `json:"note"`
+}
+
+// uiUndoBody is POST /ui/api/undo.
+type uiUndoBody struct {
+	RepoPath string `json:"repoPath"`
+}
+
+// uiUndoView is the response of POST /ui/api/undo.
+type uiUndoView struct {
+	RepoPath string `json:"repoPath"`
+	RepoID   string `json:"repoId"`
+	Before   string `json:"before"`
+	After    string `json:"after"`
+	Branch   string `json:"branch"`
+}
+
+func (h *personHandler) approve(w http.ResponseWriter, r *http.Request, id string) {
+	var b uiApproveBody
+	if !h.decode(w, r, id, &b, true) {
+		return
+	}
+	for _, s := range b.Steps {
+		if s < 0 || s > 9 {
+			uiError(w, http.StatusBadRequest, fmt.Sprintf("steps holds plan step indexes 0-9 (0-based); got %d", s))
+			return
+		}
+	}
+	p, err := h.l.Decide(r.Context(), id, Decision{
+		Approve: true,
+		Confirm: execute.Confirmations{TypedBranch: b.TypedBranch, Steps: b.Steps, ForcePush: b.ForcePush},
+		By:      uiDecidedBy,
+	})
+	if err != nil {
+		uiLifecycleError(w, err)
+		return
+	}
+	uiJSON(w, http.StatusOK, uiView(p, true, false))
+}
+
+func (h *personHandler) reject(w http.ResponseWriter, r *http.Request, id string) {
+	var b uiRejectBody
+	if !h.decode(w, r, id, &b, false) {
+		return
+	}
+	if msg := uiCheckText("reason", b.Reason, true); msg != "" {
+		uiError(w, http.StatusBadRequest, msg+"; the agent reads it to understand the rejection")
+		return
+	}
+	p, err := h.l.Decide(r.Context(), id, Decision{Reason: strings.TrimSpace(b.Reason), By: uiDecidedBy})
+	if err != nil {
+		uiLifecycleError(w, err)
+		return
+	}
+	uiJSON(w, http.StatusOK, uiView(p, true, false))
+}
+
+func (h *personHandler) reconcile(w http.ResponseWriter, r *http.Request, id string) {
+	var b uiReconcileBody
+	if !h.decode(w, r, id, &b, false) {
+		return
+	}
+	var as journal.Status
+	switch b.As {
+	case string(journal.Completed):
+		as = journal.Completed
+	case string(journal.Failed):
+		as = journal.Failed
+	default:
+		uiError(w, http.StatusBadRequest, fmt.Sprintf("as must be \"completed\" or \"failed\" (what really happened in the repository); got %q", b.As))
+		return
+	}
+	if msg := uiCheckText("note", b.Note, false); msg != "" {
+		uiError(w, http.StatusBadRequest, msg)
+		return
+	}
+	p, err := h.l.Reconcile(r.Context(), id, as, strings.TrimSpace(b.Note), uiDecidedBy)
+	if err != nil {
+		uiLifecycleError(w, err)
+		return
+	}
+	uiJSON(w, http.StatusOK, uiView(p, true, false))
+}
+
+func (h *personHandler) undo(w http.ResponseWriter, r *http.Request) {
+	var b uiUndoBody
+	if !h.decode(w, r, "", &b, false) {
+		return
+	}
+	if strings.TrimSpace(b.RepoPath) == "" || !filepath.IsAbs(b.RepoPath) {
+		uiError(w, http.StatusBadRequest, "repoPath must be the absolute path of a repository listed under Restore points")
+		return
+	}
+	u, err := h.l.Undo(r.Context(), b.RepoPath, uiDecidedBy)
+	if err != nil {
+		uiLifecycleError(w, err)
+		return
+	}
+	uiJSON(w, http.StatusOK, uiUndoView{RepoPath: u.RepoPath, RepoID: u.RepoID, Before: u.Before, After: u.After, Branch: u.Branch})
+}
+
+// decode checks id (when the route has one) and reads exactly one JSON
+// object into dst, refusing unknown keys so a typo never silently drops
+// a confirmation. emptyOK accepts an empty body as {}.
+func (h *personHandler) decode(w http.ResponseWriter, r *http.Request, id string, dst any, emptyOK bool) bool {
+	if id != "" || strings.HasPrefix(r.URL.Path, "/ui/api/proposals/") {
+		if !uiPreviewIDRe.MatchString(id) {
+			uiError(w, http.StatusNotFound, "previewId must be 1-128 of [A-Za-z0-9_-]")
+			return false
+		}
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, uiMaxBody+1))
+	if err != nil {
+		uiError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
+		return false
+	}
+	if len(raw) > uiMaxBody {
+		uiError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over %d bytes", uiMaxBody))
+		return false
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		if emptyOK {
+			return true
+		}
+		uiError(w, http.StatusBadRequest, "the request body must be a JSON object")
+		return false
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err == nil {
+		// encoding/json matches keys case-insensitively; a confirmation
+		// spelled "typedbranch" must not count as "typedBranch".
+		allowed := uiJSONKeys(dst)
+		for k := range keys {
+			if !allowed[k] {
+				uiError(w, http.StatusBadRequest, fmt.Sprintf("unknown key %q; this request takes %s", k, uiKeyList(allowed)))
+				return false
+			}
+		}
+	}
+	if err := d.Decode(dst); err != nil {
+		uiError(w, http.StatusBadRequest, "the request body is not the expected JSON object: "+err.Error())
+		return false
+	}
+	if d.More() {
+		uiError(w, http.StatusBadRequest, "the request body has data after its JSON object")
+		return false
+	}
+	return true
+}
+
+// uiJSONKeys is the set of JSON keys of the struct dst points to.
+func uiJSONKeys(dst any) map[string]bool {
+	keys := map[string]bool{}
+	t := reflect.TypeOf(dst).Elem()
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			keys[name] = true
+		}
+	}
+	return keys
+}
+
+func uiKeyList(keys map[string]bool) string {
+	list := make([]string, 0, len(keys))
+	for k := range keys {
+		list = append(list, k)
+	}
+	sort.Strings(list)
+	return strings.Join(list, ", ")
+}
+
+// uiCheckText returns what is wrong with a person's free text, or "".
+func uiCheckText(name, s string, required bool) string {
+	if required && strings.TrimSpace(s) == "" {
+		return name + " is required and must not be blank"
+	}
+	if utf8.RuneCountInString(s) > uiMaxTextChars {
+		return fmt.Sprintf("%s is longer than %d characters", name, uiMaxTextChars)
+	}
+	if !utf8.ValidString(s) {
+		return name + " is not valid UTF-8"
+	}
+	return ""
+}
+
+// ---- responses ----
+
+// uiLifecycleError maps the lifecycle's errors onto statuses the page
+// tells apart: unknown (404), already decided or otherwise in another
+// state (409), and everything else the person can act on (400).
+func uiLifecycleError(w http.ResponseWriter, err error) {
+	var se *journal.StateError
+	switch {
+	case errors.Is(err, journal.ErrNotFound):
+		uiError(w, http.StatusNotFound, err.Error())
+	case errors.As(err, &se):
+		uiError(w, http.StatusConflict, err.Error())
+	default:
+		uiError(w, http.StatusBadRequest, err.Error())
+	}
+}
+
+func uiError(w http.ResponseWriter, status int, msg string) {
+	uiJSON(w, status, map[string]string{"error": msg})
+}
+
+func uiJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		data = []byte(`{"error":"encoding the response failed"}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(data, '\n'))
+}
