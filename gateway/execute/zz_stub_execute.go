@@ -149,3 +149,8 @@ func (e *Executor) Execute(ctx context.Context, j Job) Outcome {
 func (e *Executor) Undo(ctx context.Context, repoPath string) (UndoResult, error) {
 	return UndoResult{}, errors.New("no restore point of " + repoPath + " can be undone")
 }
+
+// RestorePoint is the latest restore point of repoPath; ok is false when it has none.
+func (e *Executor) RestorePoint(ctx context.Context, repoPath string) (st RestoreState, ok bool, err error) {
+	return RestoreState{}, false, nil
+}

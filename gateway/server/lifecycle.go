@@ -402,3 +402,30 @@ func (s *Server) housekeeping(ctx context.Context) {
 		}
 	}
 }
+
+// RestorePoints is the latest restore point of every repository a recent
+// proposal targeted (the journal keeps terminal rows about an hour), for
+// the page's Undo buttons.
+func (s *Server) RestorePoints(ctx context.Context) ([]RestorePointView, error) {
+	rows, err := s.journal.List(journal.Filter{Statuses: []journal.Status{journal.Completed, journal.Failed}, Limit: 500})
+	if err != nil {
+		return nil, fmt.Errorf("list proposals: %w", err)
+	}
+	seen := map[string]bool{}
+	views := []RestorePointView{}
+	for _, r := range rows {
+		if r.RepoPath == "" || seen[r.RepoPath] {
+			continue
+		}
+		seen[r.RepoPath] = true
+		st, ok, err := s.exec.RestorePoint(ctx, r.RepoPath)
+		if err != nil {
+			return views, fmt.Errorf("restore point of %s: %w", r.RepoPath, err)
+		}
+		if ok {
+			views = append(views, RestorePointView{RepoPath: st.RepoPath, RepoID: st.RepoID, Operation: st.Operation,
+				Before: st.Before, After: st.After, Branch: st.Branch, CanUndo: st.CanUndo})
+		}
+	}
+	return views, nil
+}
