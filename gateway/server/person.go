@@ -22,6 +22,7 @@ import (
 
 	"github.com/fluxgit/fluxgit/gateway/execute"
 	"github.com/fluxgit/fluxgit/gateway/journal"
+	"github.com/fluxgit/fluxgit/gateway/proposal"
 )
 
 // Lifecycle is what the person's surfaces need from the gateway (implemented by *Server).
@@ -280,18 +281,6 @@ type uiRef struct {
 	Commit string `json:"commit"`
 }
 
-// risk is the audit ledger's risk class of each operation (README.md,
-// "Audit ledger"), shown as the card's colour.
-func uiRisk(op string) string {
-	switch op {
-	case "reset", "discard":
-		return "high"
-	case "worktree", "commit", "branch":
-		return "low"
-	}
-	return "medium"
-}
-
 func uiStamp(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -307,7 +296,7 @@ func uiView(p journal.Proposal, withBody, fullPatch bool) uiProposal {
 		PreviewID:           p.ID,
 		OperationType:       p.OperationType,
 		Status:              p.Status,
-		Risk:                uiRisk(p.OperationType),
+		Risk:                proposal.Risk(p.OperationType),
 		AgentID:             p.AgentID,
 		RepoPath:            p.RepoPath,
 		Reason:              p.Reason,
