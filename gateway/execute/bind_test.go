@@ -114,6 +114,16 @@ func TestBindResolvesSymlinksAndRevalidateNoticesARetarget(t *testing.T) {
 	if err := e.Revalidate(ctx, b); err != nil {
 		t.Fatalf("unchanged repository refused: %v", err)
 	}
+	// The journal stores bindings as JSON; a round trip must not change
+	// what Revalidate compares.
+	raw, _ := json.Marshal(b)
+	var back Binding
+	if err := json.Unmarshal(raw, &back); err != nil || back.RequestedPath != filepath.Join(link, ".") {
+		t.Fatalf("round trip %s: %v", raw, err)
+	}
+	if err := e.Revalidate(ctx, back); err != nil {
+		t.Fatalf("round-tripped binding refused: %v", err)
+	}
 	// A subdirectory binds the work tree's top.
 	write(t, repo, "dir/f.txt", "f\n")
 	if sb, err := e.Bind(ctx, "commit", body(filepath.Join(repo, "dir"), map[string]any{"message": "m"})); err != nil || sb.RepoPath != repo {

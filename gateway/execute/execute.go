@@ -49,12 +49,14 @@ func New(o Options) *Executor {
 // {error}); Msg is written for the agent: what is wrong and how to fix it.
 type BindError struct{ Msg string }
 
+// Error returns the message for the agent.
 func (e *BindError) Error() string { return e.Msg }
 
 func bindErr(format string, a ...any) error { return &BindError{Msg: fmt.Sprintf(format, a...)} }
 
-// request is the union of the per-operation body fields (F§7.2). Plan
-// steps use the same fields.
+// request is the union of the per-operation fields of the preview bodies
+// the handshake provider sends (plugins/handshake). Plan steps use the same
+// fields.
 type request struct {
 	RepoPath     string    `json:"repoPath"`
 	SourceRef    string    `json:"sourceRef"`
@@ -248,7 +250,9 @@ func (e *Executor) conflicted(ctx context.Context, repo string) []string {
 	return strings.Split(strings.TrimRight(out, "\x00"), "\x00")
 }
 
-// result is an F§7.4 result object under construction.
+// result is a completion result under construction: status, message,
+// restorePoint where one was taken, and the operation's own fields, in the
+// shape operation.status returns to the agent (spec/tools/operation.*.yaml).
 type result map[string]any
 
 func failed(format string, a ...any) result {

@@ -56,6 +56,9 @@ type checkpoint struct {
 // registryID returns the repository's id in <runDir>/repos, registering it
 // when no entry names the same canonical path.
 func (e *Executor) registryID(repo string, create bool) (string, error) {
+	if e.runDir == "" || !filepath.IsAbs(e.runDir) {
+		return "", fmt.Errorf("no absolute run directory is configured for restore points (got %q)", e.runDir)
+	}
 	dir := filepath.Join(e.runDir, "repos")
 	des, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -210,7 +213,7 @@ func (c *checkpoint) abandon() {
 // id is the restore point id gitread reports.
 func (c *checkpoint) id() string { return "restore:" + c.repoID + ":" + c.rec.CreatedAt }
 
-// object is the F§7.4 restorePoint object after completion.
+// object is the result's restorePoint object after completion.
 func (c *checkpoint) object(ctx context.Context) map[string]any {
 	if c == nil {
 		return nil
@@ -280,8 +283,10 @@ type planDetails struct {
 // it can be undone (not undone, same branch, HEAD where the operation left
 // it): `git reset --keep <before>`, which refuses rather than overwrite
 // local changes, then marks the record undone. A discard (HEAD did not
-// move) is undone by applying its safety stash instead. A patch applied to
-// the work tree cannot be undone this way; the error says so.
+// move) is undone by applying its safety stash instead, and a submodule
+// "return" by checking the previous commit (and branch) out again in the
+// submodule. A patch applied to the work tree cannot be undone this way;
+// the error says so.
 func (e *Executor) Undo(ctx context.Context, repoPath string) (UndoResult, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -320,6 +325,20 @@ func (e *Executor) Undo(ctx context.Context, repoPath string) (UndoResult, error
 			return UndoResult{}, fmt.Errorf("apply the safety stash %s: %s", pd.SafetyStash, details(err))
 		}
 		res.Before = *rec.AfterCommit
+	case rec.Operation == "submodulePointer" && rec.BranchRef == nil && rec.BeforeCommit != nil:
+		// A "return" detached the submodule: put back the previous
+		// checkout, on its branch when it was on one and that branch still
+		// points where it did.
+		target := []string{"checkout", "-q", "--detach", *rec.BeforeCommit}
+		if rec.BeforeRef != nil {
+			if tip, _ := e.resolve(ctx, top, *rec.BeforeRef); tip == *rec.BeforeCommit {
+				target = []string{"checkout", "-q", shortBranch(*rec.BeforeRef), "--"}
+			}
+		}
+		if _, err := e.run(ctx, top, target...); err != nil {
+			return UndoResult{}, fmt.Errorf("cannot check out the previous commit %s: %s", *rec.BeforeCommit, details(err))
+		}
+		res.Before = *rec.BeforeCommit
 	case rec.BeforeCommit == nil:
 		return UndoResult{}, fmt.Errorf("the restore point of %s has no commit before the operation (the branch was unborn); nothing to reset to", top)
 	case *rec.BeforeCommit == *rec.AfterCommit:

@@ -271,3 +271,27 @@ func TestFailedOperationKeepsPreviousRestorePoint(t *testing.T) {
 		t.Fatalf("restore record changed by a failed merge:\n%s\n%s", prev, now)
 	}
 }
+
+// TestUndoSubmoduleReturn: the restore point of a "return" lives in the
+// submodule; undoing it puts the previous branch checkout back.
+func TestUndoSubmoduleReturn(t *testing.T) {
+	runDir := isolate(t)
+	repo := newRepo(t)
+	sub := withSubmodule(t, repo)
+	git(t, sub, "checkout", "-q", "-b", "work")
+	work := commit(t, sub, "s2.txt", "two\n", "sub second")
+	e := New(Options{RunDir: runDir})
+	if _, out := run(t, e, "submodulePointer", body(repo, map[string]any{"relativePath": "lib", "direction": "return"})); out.Status != "completed" {
+		t.Fatal(string(out.Result))
+	}
+	if head(t, sub) == work {
+		t.Fatal("return did not move the submodule")
+	}
+	u, err := e.Undo(context.Background(), sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Before != work || head(t, sub) != work || git(t, sub, "symbolic-ref", "HEAD") != "refs/heads/work" {
+		t.Fatalf("undo %+v; submodule at %s", u, head(t, sub))
+	}
+}
