@@ -125,7 +125,7 @@ func (x *execution) merge(ctx context.Context, r *request, inPlan bool) result {
 	}
 	kind := "merge commit"
 	if squash {
-		if _, err := e.run(ctx, repo, "merge", "--squash", "--no-verify", "--end-of-options", source); err != nil {
+		if _, err := e.run(ctx, repo, "merge", "--squash", "--no-verify", "--no-stat", "--end-of-options", source); err != nil {
 			return restore(details(err))
 		}
 		if _, err := e.run(ctx, repo, "diff", "--cached", "--quiet"); err == nil {
@@ -140,7 +140,7 @@ func (x *execution) merge(ctx context.Context, r *request, inPlan bool) result {
 		kind = "squash commit"
 	} else {
 		msg := fmt.Sprintf("Merge %s into %s", r.SourceRef, shortBranch(target))
-		if _, err := e.run(ctx, repo, "merge", "--no-edit", "--no-verify", "-m", msg, "--end-of-options", source); err != nil {
+		if _, err := e.run(ctx, repo, "merge", "--no-edit", "--no-verify", "--no-stat", "-m", msg, "--end-of-options", source); err != nil {
 			return restore(details(err))
 		}
 		if ff {
@@ -258,7 +258,7 @@ func (x *execution) discard(ctx context.Context, r *request, inPlan bool) result
 	if err != nil || head == "" {
 		return failed("discard needs a commit to discard changes against")
 	}
-	st, err := e.run(ctx, repo, append([]string{"status", "--porcelain=v1", "--untracked-files=all", "--"}, paths...)...)
+	st, err := e.run(ctx, repo, append([]string{"status", "--porcelain=v1", "--untracked-files=normal", "--"}, paths...)...)
 	if err != nil {
 		return failed("discard not started: %s", details(err))
 	}

@@ -171,3 +171,29 @@ func TestWriterUsageErrors(t *testing.T) {
 		t.Errorf("relative repo: want ErrUsage, got %v", err)
 	}
 }
+
+// TestWriterNoPrompt: a hook sees an empty stdin and no controlling
+// terminal, so nothing git starts can wait for a person to type.
+func TestWriterNoPrompt(t *testing.T) {
+	repo := newRepo(t)
+	withHome(t, "[user]\n\tname = U\n\temail = u@example.com\n")
+	out := filepath.Join(t.TempDir(), "out")
+	hook := filepath.Join(repo, ".git", "hooks", "pre-commit")
+	script := "#!/bin/sh\n" +
+		"if read line; then echo stdin-had-data >> '" + out + "'; else echo stdin-empty >> '" + out + "'; fi\n" +
+		"if (exec </dev/tty) 2>/dev/null; then echo tty-open >> '" + out + "'; else echo no-tty >> '" + out + "'; fi\n" +
+		"echo \"prompt=$GIT_TERMINAL_PROMPT\" >> '" + out + "'\n"
+	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Writer{Hooks: true}).Run(context.Background(), repo, "commit", "-q", "--allow-empty", "-m", "x"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(b)); !slices.Equal(got, []string{"stdin-empty", "no-tty", "prompt=0"}) {
+		t.Fatalf("hook saw %q", got)
+	}
+}
