@@ -265,6 +265,40 @@ func (r result) ok() bool { return r["status"] == "completed" }
 // panics and never returns without a result: every failure is an Outcome
 // with Status "failed" and a message saying what happened and whether the
 // repository changed.
+//
+// What each operation does (restore point: a record written before the
+// mutation and completed after it, see Undo):
+//
+//   - merge: targetRef must be a local branch. If it is not checked out it
+//     is checked out first, and only when the work tree is clean (merge
+//     always needs a clean work tree, so an abort restores it exactly). On
+//     a conflict or any failure the merge is aborted and the original
+//     branch checked out again: the repository is as it was. On success
+//     the target stays checked out. strategy "squash" commits the combined
+//     change as one ordinary commit. Restore point on the target branch.
+//   - rebase: non-interactive, no autostash, no autosquash, no update-refs;
+//     aborted on a conflict. A named currentRef ends up checked out.
+//   - discard: the paths' changes (untracked files included) move into a
+//     safety stash entry (`git stash push -u -- paths`).
+//   - reset: soft, mixed or hard; before a hard reset uncommitted changes
+//     are kept in a safety stash entry.
+//   - patch: `git apply --check` first; applyToIndex uses --index.
+//   - plan: up to ten steps under one restore point; stops at the first
+//     failure, later steps "skipped".
+//   - worktree: `git worktree add`, creating the branch at HEAD if needed.
+//   - commit: paths or stageAll, never --amend; the user's hooks and signing
+//     run; a failed commit puts the index back.
+//   - push: only a remote the repository names (never ext:: or fd::),
+//     optional --set-upstream, --force-with-lease bound to the
+//     remote-tracking commit recorded at proposal time. No restore point.
+//   - branch: created at startPoint without tracking, optionally checked
+//     out. No restore point.
+//   - branchDelete: per-branch verdicts; `git branch -D` only for branches
+//     that pass them; deleted tips reported as tipOid/restoreOid.
+//   - submodulePointer: record commits only the gitlink (hooks and signing
+//     apply), return checks out the recorded commit detached.
+//
+// Hooks never run except for commit and submodulePointer record.
 func (e *Executor) Execute(ctx context.Context, j Job) (out Outcome) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

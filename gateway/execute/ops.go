@@ -373,11 +373,25 @@ func (x *execution) patch(ctx context.Context, r *request, inPlan bool) result {
 	if err != nil {
 		return failed("patch not started: %v", err)
 	}
+	var pd json.RawMessage
+	if cp != nil {
+		// Keep the patch beside the record, so Undo can reverse it.
+		name := cp.repoID + ".patch"
+		if err := writeAtomic(filepath.Join(e.runDir, "rebase"), name, []byte(r.PatchContent)); err != nil {
+			cp.abandon()
+			return failed("patch not started: cannot keep a copy for undo: %v", err)
+		}
+		pd, _ = json.Marshal(planDetails{PatchFile: name, ApplyToIndex: r.ApplyToIndex})
+	}
 	if _, err := e.run(ctx, repo, append(mode, "--end-of-options", f.Name())...); err != nil {
 		cp.abandon()
 		return failed("git apply failed after its check passed: %s", details(err))
 	}
-	if err := cp.complete(head, nil); err != nil {
+	if err := cp.complete(head, func(rec *record) {
+		if pd != nil {
+			rec.Plan = pd
+		}
+	}); err != nil {
 		return failed("patch applied but its restore point could not be completed: %v", err)
 	}
 	return cp.attach(ctx, result{"status": "completed", "message": fmt.Sprintf("applied the patch to %d file(s)", len(files)),

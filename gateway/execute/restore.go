@@ -274,7 +274,11 @@ type UndoResult struct {
 // planDetails is the opaque "plan" value of a record: plan steps, or the
 // safety stash of a discard or a hard reset.
 type planDetails struct {
-	SafetyStash string   `json:"safetyStash,omitempty"`
+	SafetyStash string `json:"safetyStash,omitempty"`
+	// PatchFile names the applied patch, kept beside the record
+	// (<runDir>/rebase/<repoId>.patch) so Undo can reverse it.
+	PatchFile    string   `json:"patchFile,omitempty"`
+	ApplyToIndex bool     `json:"applyToIndex,omitempty"`
 	Paths       []string `json:"paths,omitempty"`
 	Steps       []string `json:"steps,omitempty"`
 }
@@ -285,8 +289,9 @@ type planDetails struct {
 // local changes, then marks the record undone. A discard (HEAD did not
 // move) is undone by applying its safety stash instead, and a submodule
 // "return" by checking the previous commit (and branch) out again in the
-// submodule. A patch applied to the work tree cannot be undone this way;
-// the error says so.
+// submodule; a patch is reversed with `git apply -R` (checked first) from
+// the copy kept beside the record. Other operations that did not move HEAD
+// (a plan of work-tree steps only) cannot be undone; the error says so.
 func (e *Executor) Undo(ctx context.Context, repoPath string) (UndoResult, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -323,6 +328,24 @@ func (e *Executor) Undo(ctx context.Context, repoPath string) (UndoResult, error
 	case rec.Operation == "discard" && pd.SafetyStash != "":
 		if _, err := e.run(ctx, top, "stash", "apply", "--index", pd.SafetyStash); err != nil {
 			return UndoResult{}, fmt.Errorf("apply the safety stash %s: %s", pd.SafetyStash, details(err))
+		}
+		res.Before = *rec.AfterCommit
+	case rec.Operation == "patch" && pd.PatchFile != "":
+		if !safeID(pd.PatchFile) {
+			return UndoResult{}, fmt.Errorf("the restore record names an unsafe patch file %q", pd.PatchFile)
+		}
+		args := []string{"apply", "-R"}
+		if pd.ApplyToIndex {
+			args = append(args, "--index")
+		}
+		file := filepath.Join(e.runDir, "rebase", pd.PatchFile)
+		// --check first: a file edited since the patch makes the reverse
+		// not apply, and then nothing is touched.
+		if _, err := e.run(ctx, top, append(args, "--check", "--end-of-options", file)...); err != nil {
+			return UndoResult{}, fmt.Errorf("the patch cannot be reversed (the files changed since it was applied?); nothing was changed: %s", details(err))
+		}
+		if _, err := e.run(ctx, top, append(args, "--end-of-options", file)...); err != nil {
+			return UndoResult{}, fmt.Errorf("reversing the patch failed: %s", details(err))
 		}
 		res.Before = *rec.AfterCommit
 	case rec.Operation == "submodulePointer" && rec.BranchRef == nil && rec.BeforeCommit != nil:

@@ -181,9 +181,25 @@ func TestUndo(t *testing.T) {
 			},
 			mess:   func(t *testing.T, repo string) { write(t, repo, "a.txt", "local edit\n") },
 			errSub: "reset --keep"},
-		{name: "a patch cannot be undone by reset", op: "patch",
+		{name: "patch is reversed", op: "patch",
+			setup: func(t *testing.T, repo string) map[string]any {
+				return map[string]any{"patchContent": "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-alpha\n+beta\n", "applyToIndex": true}
+			},
+			check: func(t *testing.T, repo, before string) {
+				if read(t, repo, "a.txt") != "alpha\n" || git(t, repo, "status", "--porcelain") != "" {
+					t.Fatal("patch not reversed in the work tree and index")
+				}
+			}},
+		{name: "patch edited since is not reversed", op: "patch",
 			setup: func(t *testing.T, repo string) map[string]any {
 				return map[string]any{"patchContent": "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-alpha\n+beta\n"}
+			},
+			mess:   func(t *testing.T, repo string) { write(t, repo, "a.txt", "edited by hand\n") },
+			errSub: "cannot be reversed"},
+		{name: "a plan that did not move HEAD", op: "plan",
+			setup: func(t *testing.T, repo string) map[string]any {
+				write(t, repo, "a.txt", "changed\n")
+				return map[string]any{"steps": []map[string]any{{"operationType": "discard", "paths": []string{"a.txt"}}}}
 			},
 			errSub: "did not move HEAD"},
 	}
