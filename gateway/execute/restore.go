@@ -279,8 +279,8 @@ type planDetails struct {
 	// (<runDir>/rebase/<repoId>.patch) so Undo can reverse it.
 	PatchFile    string   `json:"patchFile,omitempty"`
 	ApplyToIndex bool     `json:"applyToIndex,omitempty"`
-	Paths       []string `json:"paths,omitempty"`
-	Steps       []string `json:"steps,omitempty"`
+	Paths        []string `json:"paths,omitempty"`
+	Steps        []string `json:"steps,omitempty"`
 }
 
 // Undo undoes the latest restore point of the repository at repoPath when
