@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -378,4 +379,78 @@ func (e *Executor) Undo(ctx context.Context, repoPath string) (UndoResult, error
 		return res, fmt.Errorf("undone, but the restore record could not be marked undone: %w", err)
 	}
 	return res, nil
+}
+
+// RestorePoint is one repository's latest restore point, for the approval
+// page's undo list.
+type RestorePoint struct {
+	RepoPath  string `json:"repoPath"`
+	RepoID    string `json:"repoId"`
+	ID        string `json:"id"`
+	Operation string `json:"operation"`
+	Before    string `json:"before"`
+	After     string `json:"after"`
+	Branch    string `json:"branch"`
+	CreatedAt string `json:"createdAt"`
+	Undone    bool   `json:"undone"`
+	CanUndo   bool   `json:"canUndo"`
+	// Why says why CanUndo is false ("" when it is true).
+	Why string `json:"why,omitempty"`
+}
+
+// RestorePoints lists the restore point of every registered repository
+// that has one (the registry may name repositories other writers
+// registered), sorted by repository path. Entries whose path no longer
+// resolves or whose record is unreadable are left out. It does not wait
+// for a running execution, so a point read mid-operation may show
+// CanUndo false for a moment.
+func (e *Executor) RestorePoints(ctx context.Context) ([]RestorePoint, error) {
+	if e.runDir == "" {
+		return nil, nil
+	}
+	des, err := os.ReadDir(filepath.Join(e.runDir, "repos"))
+	if errors.Is(err, os.ErrNotExist) {
+		return []RestorePoint{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the repository registry: %w", err)
+	}
+	out := []RestorePoint{}
+	for _, de := range des {
+		id, ok := strings.CutSuffix(de.Name(), ".path")
+		if !ok || !safeID(id) || !de.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(e.runDir, "repos", de.Name()))
+		if err != nil {
+			continue
+		}
+		repo, err := filepath.EvalSymlinks(strings.TrimSpace(string(b)))
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(e.runDir, "rebase", id+".json"))
+		if err != nil {
+			continue
+		}
+		var rec record
+		if json.Unmarshal(raw, &rec) != nil {
+			continue
+		}
+		rp := RestorePoint{RepoPath: repo, RepoID: id, ID: "restore:" + id + ":" + rec.CreatedAt, Operation: rec.Operation,
+			CreatedAt: rec.CreatedAt, Undone: rec.Undone}
+		if rec.BeforeCommit != nil {
+			rp.Before = *rec.BeforeCommit
+		}
+		if rec.AfterCommit != nil {
+			rp.After = *rec.AfterCommit
+		}
+		if rec.BranchRef != nil {
+			rp.Branch = *rec.BranchRef
+		}
+		rp.CanUndo, rp.Why = e.canUndo(ctx, repo, rec)
+		out = append(out, rp)
+	}
+	slices.SortFunc(out, func(a, b RestorePoint) int { return strings.Compare(a.RepoPath, b.RepoPath) })
+	return out, nil
 }

@@ -102,6 +102,10 @@ func TestRestorePointReadByGitread(t *testing.T) {
 		t.Fatalf("result restorePoint %v vs gitread %s", got, rp.ID)
 	}
 
+	rps, err := e.RestorePoints(context.Background())
+	if err != nil || len(rps) != 1 || rps[0].ID != rp.ID || !rps[0].CanUndo || rps[0].RepoPath != repo || rps[0].After != after {
+		t.Fatalf("RestorePoints %+v %v", rps, err)
+	}
 	u, err := e.Undo(context.Background(), repo)
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +119,9 @@ func TestRestorePointReadByGitread(t *testing.T) {
 	rp = latestRestorePoint(t, repo, runDir)
 	if rp.CanUndo || !rp.CanRedo || !rp.Metadata.Undone {
 		t.Fatalf("after undo %+v", rp)
+	}
+	if rps, _ := e.RestorePoints(context.Background()); len(rps) != 1 || rps[0].CanUndo || !rps[0].Undone || rps[0].Why == "" {
+		t.Fatalf("RestorePoints after undo %+v", rps)
 	}
 	if _, err := e.Undo(context.Background(), repo); err == nil || !strings.Contains(err.Error(), "already undone") {
 		t.Fatalf("second undo: %v", err)
