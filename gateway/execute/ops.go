@@ -155,6 +155,15 @@ func (x *execution) merge(ctx context.Context, r *request, inPlan bool) result {
 	return cp.attach(ctx, result{"status": "completed", "message": summary, "mergeCommit": after, "summary": summary})
 }
 
+// capList keeps at most n entries: the result schema caps these arrays.
+func capList(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// limit shortens a list for a message, saying how many were left out.
 func limit(s []string, n int) []string {
 	if len(s) > n {
 		return append(s[:n:n], fmt.Sprintf("… %d more", len(s)-n))
@@ -286,7 +295,7 @@ func (x *execution) discard(ctx context.Context, r *request, inPlan bool) result
 	}
 	return cp.attach(ctx, result{"status": "completed",
 		"message":        fmt.Sprintf("discarded the changes in %d path(s); they are kept in the safety stash %s (git stash list)", len(paths), stash),
-		"pathsDiscarded": limit(paths, 10000), "safetyStash": stash})
+		"pathsDiscarded": capList(paths, 10000), "safetyStash": stash})
 }
 
 // reset moves the checked-out branch (or a detached HEAD) to targetRef.
@@ -395,7 +404,7 @@ func (x *execution) patch(ctx context.Context, r *request, inPlan bool) result {
 		return failed("patch applied but its restore point could not be completed: %v", err)
 	}
 	return cp.attach(ctx, result{"status": "completed", "message": fmt.Sprintf("applied the patch to %d file(s)", len(files)),
-		"appliedFiles": limit(files, 10000), "stagedToIndex": r.ApplyToIndex})
+		"appliedFiles": capList(files, 10000), "stagedToIndex": r.ApplyToIndex})
 }
 
 // numstatPaths parses `git apply --numstat -z`: "a\td\tpath\0", or for a
@@ -560,7 +569,8 @@ func (x *execution) worktree(ctx context.Context, r *request) result {
 // commit stages and commits through the user's normal pipeline: their
 // hooks and signing configuration apply; --amend is never used. With paths
 // only those paths are staged and committed (other staged changes stay
-// staged); with stageAll every change is; otherwise the index as it is. A
+// staged); with stageAll (only when paths is absent) every change is;
+// otherwise, and for an empty paths list, the index as it is. A
 // failed commit (a hook said no) puts the index back as it was.
 func (x *execution) commit(ctx context.Context, r *request) result {
 	e, repo := x.e, x.repo
@@ -584,6 +594,9 @@ func (x *execution) commit(ctx context.Context, r *request) result {
 	args := []string{"commit", "-q", "-m", r.Message}
 	paths := r.paths()
 	switch {
+	case r.Paths != nil && len(paths) == 0:
+		// paths given but empty: stageAll is ignored whenever paths is
+		// given, so the index is committed as it is.
 	case len(paths) > 0:
 		if _, err := e.run(ctx, repo, append([]string{"add", "-A", "--"}, paths...)...); err != nil {
 			return undo("git add", err)

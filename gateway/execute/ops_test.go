@@ -315,6 +315,18 @@ func TestOperations(t *testing.T) {
 					t.Fatal("stageAll commit incomplete or hook did not run")
 				}
 			}},
+		{name: "commit with an empty paths list ignores stageAll", op: "commit", want: "completed",
+			setup: func(t *testing.T, repo string) map[string]any {
+				write(t, repo, "staged.txt", "s\n")
+				git(t, repo, "add", "staged.txt")
+				write(t, repo, "loose.txt", "l\n")
+				return map[string]any{"message": "index only", "paths": []string{}, "stageAll": true}
+			},
+			check: func(t *testing.T, repo string, res map[string]any) {
+				if git(t, repo, "show", "--format=", "--name-only", "HEAD") != "staged.txt" || git(t, repo, "status", "--porcelain") != "?? loose.txt" {
+					t.Fatal("an empty paths list must commit the index as it is")
+				}
+			}},
 		{name: "commit rejected by a hook changes nothing", op: "commit", want: "failed", unchanged: true,
 			setup: func(t *testing.T, repo string) map[string]any {
 				write(t, repo, "x.txt", "x\n")

@@ -94,7 +94,7 @@ func (e *Executor) Review(ctx context.Context, op string, body json.RawMessage, 
 		switch {
 		case len(req.paths()) > 0:
 			rv.Summary = fmt.Sprintf("Commit %d path(s)", len(req.paths()))
-		case req.StageAll:
+		case req.StageAll && req.Paths == nil:
 			rv.Summary = "Stage every change and commit"
 		default:
 			rv.Summary = "Commit the staged changes"
