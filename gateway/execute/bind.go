@@ -344,7 +344,7 @@ func (e *Executor) bindSubmodule(ctx context.Context, b *Binding, req *request) 
 	if err != nil {
 		return bindErr("the submodule %s is not initialised (no checked-out repository there); run git submodule update --init first", sub)
 	}
-	if real, _ := filepath.EvalSymlinks(sub); real != stop {
+	if real, _ := filepath.EvalSymlinks(sub); real != stop || !inside(stop, ptop) || stop == ptop {
 		return bindErr("relativePath %q is not a submodule of %s", req.RelativePath, ptop)
 	}
 	s := &SubmoduleBinding{ParentPath: ptop, Path: stop, RelativePath: filepath.ToSlash(rp)}
