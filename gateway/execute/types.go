@@ -22,6 +22,26 @@ type Binding struct {
 	Refs map[string]string `json:"refs,omitempty"`
 	// Targets binds each branchDelete target repository (nil otherwise).
 	Targets []Binding `json:"targets,omitempty"`
+	// RequestedPath is the repoPath as the body wrote it; Revalidate
+	// resolves it again and refuses when it now names another repository.
+	RequestedPath string `json:"requestedPath,omitempty"`
+	// Submodule binds a submodulePointer proposal (nil otherwise).
+	Submodule *SubmoduleBinding `json:"submodule,omitempty"`
+}
+
+// SubmoduleBinding is the state a submodulePointer proposal was checked
+// against: where the parent and the submodule are, the commit the parent
+// records for it and the one checked out in it.
+type SubmoduleBinding struct {
+	// ParentPath and Path are canonical work-tree tops; RelativePath is the
+	// submodule's path inside the parent.
+	ParentPath   string `json:"parentPath"`
+	Path         string `json:"path"`
+	RelativePath string `json:"relativePath"`
+	ParentHead   string `json:"parentHead"`
+	ParentBranch string `json:"parentBranch"`
+	Recorded     string `json:"recorded"`
+	CheckedOut   string `json:"checkedOut"`
 }
 
 // Review is what the approval card shows beyond the body itself, computed

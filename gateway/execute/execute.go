@@ -1,0 +1,363 @@
+package execute
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
+)
+
+// Options configures an Executor.
+type Options struct {
+	// RunDir is the FluxGit run directory: restore records go to
+	// <RunDir>/rebase/<repoId>.json and the repository registry to
+	// <RunDir>/repos/<repoId>.path, where plugins/gitread's flux.* and
+	// safety.* tools read them.
+	RunDir string
+	// Now is the clock of restore records; nil means time.Now.
+	Now func() time.Time
+}
+
+// Executor binds, reviews and executes proposals. One execution (or undo)
+// runs at a time: the server relies on that for ordering, and two
+// mutations of one repository must never interleave.
+type Executor struct {
+	runDir string
+	now    func() time.Time
+	mu     sync.Mutex
+	git    *gitexec.Writer // hooks off: every command but the two commits
+	hooked *gitexec.Writer // the user's hooks and signing: commit, submodule record
+}
+
+// New returns an Executor for o.
+func New(o Options) *Executor {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Executor{runDir: o.RunDir, now: now, git: &gitexec.Writer{}, hooked: &gitexec.Writer{Hooks: true}}
+}
+
+// BindError is a proposal the gateway refuses at the boundary (422
+// {error}); Msg is written for the agent: what is wrong and how to fix it.
+type BindError struct{ Msg string }
+
+// Error returns the message for the agent.
+func (e *BindError) Error() string { return e.Msg }
+
+func bindErr(format string, a ...any) error { return &BindError{Msg: fmt.Sprintf(format, a...)} }
+
+// request is the union of the per-operation fields of the preview bodies
+// the handshake provider sends (plugins/handshake). Plan steps use the same
+// fields.
+type request struct {
+	RepoPath     string    `json:"repoPath"`
+	SourceRef    string    `json:"sourceRef"`
+	TargetRef    string    `json:"targetRef"`
+	Strategy     string    `json:"strategy"`
+	CurrentRef   string    `json:"currentRef"`
+	OntoRef      string    `json:"ontoRef"`
+	Interactive  bool      `json:"interactive"`
+	Paths        *[]string `json:"paths"`
+	Mode         string    `json:"mode"`
+	PatchContent string    `json:"patchContent"`
+	ApplyToIndex bool      `json:"applyToIndex"`
+	Steps        []step    `json:"steps"`
+	Branch       string    `json:"branch"`
+	Path         string    `json:"path"`
+	Message      string    `json:"message"`
+	StageAll     bool      `json:"stageAll"`
+	Remote       string    `json:"remote"`
+	SetUpstream  bool      `json:"setUpstream"`
+	Force        bool      `json:"forceWithLease"`
+	Name         string    `json:"name"`
+	StartPoint   string    `json:"startPoint"`
+	Checkout     *bool     `json:"checkout"`
+	Targets      []target  `json:"targets"`
+	ParentPath   string    `json:"parentPath"`
+	RelativePath string    `json:"relativePath"`
+	Direction    string    `json:"direction"`
+	ExpRecorded  string    `json:"expectedRecordedOid"`
+	ExpChecked   string    `json:"expectedCheckedOutOid"`
+}
+
+// step is one plan step: an operation type and that operation's fields.
+type step struct {
+	OperationType string `json:"operationType"`
+	request
+}
+
+type target struct {
+	RepoPath string   `json:"repoPath"`
+	Branches []string `json:"branches"`
+}
+
+func (r *request) paths() []string {
+	if r.Paths == nil {
+		return nil
+	}
+	return *r.Paths
+}
+
+// parse decodes a body; a malformed one is a BindError.
+func parse(op string, body json.RawMessage) (*request, error) {
+	var r request
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, bindErr("the %s body is not valid: %v", op, err)
+	}
+	return &r, nil
+}
+
+// planOps are the operation types a plan step may have.
+var planOps = map[string]bool{"merge": true, "rebase": true, "discard": true, "reset": true, "patch": true}
+
+// Ops are the twelve operation types Execute runs.
+var Ops = []string{"merge", "rebase", "discard", "reset", "patch", "plan", "worktree", "commit", "push", "branch", "branchDelete", "submodulePointer"}
+
+func knownOp(op string) bool {
+	for _, o := range Ops {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
+
+// git helpers. Every command goes through the write runner; reads too, so
+// they see the repository as the user's own git does (global excludes,
+// safe.directory).
+
+func (e *Executor) run(ctx context.Context, repo string, args ...string) (string, error) {
+	out, err := e.git.Run(ctx, repo, args...)
+	return strings.TrimSpace(string(out)), err
+}
+
+// exitCode returns git's exit code for err, or -1.
+func exitCode(err error) int {
+	var ge *gitexec.Error
+	if errors.As(err, &ge) && errors.Is(err, gitexec.ErrExit) {
+		return ge.ExitCode
+	}
+	return -1
+}
+
+// details is git's own explanation of a failed call.
+func details(err error) string {
+	var ge *gitexec.Error
+	if errors.As(err, &ge) {
+		return ge.Details
+	}
+	return err.Error()
+}
+
+// resolve returns the commit rev names, or "" when it names none.
+func (e *Executor) resolve(ctx context.Context, repo, rev string) (string, error) {
+	out, err := e.run(ctx, repo, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	if exitCode(err) == 1 {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", rev, err)
+	}
+	return out, nil
+}
+
+// headState returns HEAD's commit ("" unborn) and branch ("" detached).
+func (e *Executor) headState(ctx context.Context, repo string) (head, branch string, err error) {
+	if head, err = e.resolve(ctx, repo, "HEAD"); err != nil {
+		return "", "", err
+	}
+	branch, err = e.run(ctx, repo, "symbolic-ref", "-q", "HEAD")
+	if exitCode(err) == 1 {
+		return head, "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("read HEAD: %w", err)
+	}
+	return head, branch, nil
+}
+
+// isAncestor reports whether a is an ancestor of (or equal to) b.
+func (e *Executor) isAncestor(ctx context.Context, repo, a, b string) (bool, error) {
+	_, err := e.run(ctx, repo, "merge-base", "--is-ancestor", a, b)
+	if exitCode(err) == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// localBranch maps a branch name as an agent writes it ("main" or
+// "refs/heads/main") to its full ref; ok is false for anything that is
+// not a valid local branch name.
+func localBranch(name string) (string, bool) {
+	short := strings.TrimPrefix(name, "refs/heads/")
+	if short == "" || short == "HEAD" || strings.HasPrefix(short, "-") || strings.HasPrefix(short, "refs/") ||
+		strings.ContainsAny(short, " ~^:?*[\\\x00\x7f") || strings.Contains(short, "..") || strings.Contains(short, "@{") ||
+		strings.HasSuffix(short, ".lock") || strings.HasSuffix(short, "/") || strings.HasSuffix(short, ".") || strings.Contains(short, "//") {
+		return "", false
+	}
+	for _, c := range short {
+		if c < 0x20 {
+			return "", false
+		}
+	}
+	return "refs/heads/" + short, true
+}
+
+func shortBranch(ref string) string { return strings.TrimPrefix(ref, "refs/heads/") }
+
+// cleanTracked reports whether the work tree and index match HEAD (untracked
+// files aside) and no merge, rebase or cherry-pick is in progress: merge,
+// rebase and checkout need that so an abort restores exactly what was there.
+func (e *Executor) cleanTracked(ctx context.Context, repo string) (bool, string, error) {
+	out, err := e.run(ctx, repo, "status", "--porcelain=v1", "--untracked-files=no", "--ignore-submodules=none")
+	if err != nil {
+		return false, "", fmt.Errorf("status: %w", err)
+	}
+	if out != "" {
+		return false, "the work tree has uncommitted changes to tracked files", nil
+	}
+	for _, h := range []string{"MERGE_HEAD", "REBASE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
+		if oid, _ := e.resolve(ctx, repo, h); oid != "" {
+			return false, "a merge, rebase, cherry-pick or revert is in progress (" + h + " exists)", nil
+		}
+	}
+	gitDir, err := e.run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-dir")
+	if err != nil {
+		return false, "", fmt.Errorf("git dir: %w", err)
+	}
+	for _, d := range []string{"rebase-merge", "rebase-apply"} {
+		if _, err := os.Stat(filepath.Join(gitDir, d)); err == nil {
+			return false, "a rebase is in progress", nil
+		}
+	}
+	return true, "", nil
+}
+
+// conflicted lists the unmerged paths of repo.
+func (e *Executor) conflicted(ctx context.Context, repo string) []string {
+	out, err := e.run(ctx, repo, "diff", "--name-only", "--diff-filter=U", "-z")
+	if err != nil || out == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(out, "\x00"), "\x00")
+}
+
+// result is a completion result under construction: status, message,
+// restorePoint where one was taken, and the operation's own fields, in the
+// shape operation.status returns to the agent (spec/tools/operation.*.yaml).
+type result map[string]any
+
+func failed(format string, a ...any) result {
+	return result{"status": "failed", "message": fmt.Sprintf(format, a...)}
+}
+
+func (r result) ok() bool { return r["status"] == "completed" }
+
+// Execute runs Revalidate and then the approved operation. It never
+// panics and never returns without a result: every failure is an Outcome
+// with Status "failed" and a message saying what happened and whether the
+// repository changed.
+//
+// What each operation does (restore point: a record written before the
+// mutation and completed after it, see Undo):
+//
+//   - merge: targetRef must be a local branch. If it is not checked out it
+//     is checked out first, and only when the work tree is clean (merge
+//     always needs a clean work tree, so an abort restores it exactly). On
+//     a conflict or any failure the merge is aborted and the original
+//     branch checked out again: the repository is as it was. On success
+//     the target stays checked out. strategy "squash" commits the combined
+//     change as one ordinary commit. Restore point on the target branch.
+//   - rebase: non-interactive, no autostash, no autosquash, no update-refs;
+//     aborted on a conflict. A named currentRef ends up checked out.
+//   - discard: the paths' changes (untracked files included) move into a
+//     safety stash entry (`git stash push -u -- paths`).
+//   - reset: soft, mixed or hard; before a hard reset uncommitted changes
+//     are kept in a safety stash entry.
+//   - patch: `git apply --check` first; applyToIndex uses --index.
+//   - plan: up to ten steps under one restore point; stops at the first
+//     failure, later steps "skipped".
+//   - worktree: `git worktree add`, creating the branch at HEAD if needed.
+//   - commit: paths or stageAll, never --amend; the user's hooks and signing
+//     run; a failed commit puts the index back.
+//   - push: only a remote the repository names (never ext:: or fd::),
+//     optional --set-upstream, --force-with-lease bound to the
+//     remote-tracking commit recorded at proposal time. No restore point.
+//   - branch: created at startPoint without tracking, optionally checked
+//     out. No restore point.
+//   - branchDelete: per-branch verdicts; `git branch -D` only for branches
+//     that pass them; deleted tips reported as tipOid/restoreOid.
+//   - submodulePointer: record commits only the gitlink (hooks and signing
+//     apply), return checks out the recorded commit detached.
+//
+// Hooks never run except for commit and submodulePointer record.
+func (e *Executor) Execute(ctx context.Context, j Job) (out Outcome) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			out = outcome(failed("internal error while executing %s: %v; check the repository state before retrying", j.OperationType, p))
+		}
+	}()
+	if !knownOp(j.OperationType) {
+		return outcome(failed("unknown operation type %q; expected one of %s", j.OperationType, strings.Join(Ops, ", ")))
+	}
+	if err := e.Revalidate(ctx, j.Binding); err != nil {
+		return outcome(failed("not executed, the repository changed since the proposal: %v", err))
+	}
+	req, err := parse(j.OperationType, j.Body)
+	if err != nil {
+		return outcome(failed("not executed: %v", err))
+	}
+	x := &execution{e: e, job: j, repo: j.Binding.RepoPath}
+	var res result
+	switch j.OperationType {
+	case "plan":
+		res = x.plan(ctx, req)
+	case "worktree":
+		res = x.worktree(ctx, req)
+	case "commit":
+		res = x.commit(ctx, req)
+	case "push":
+		res = x.push(ctx, req)
+	case "branch":
+		res = x.branch(ctx, req)
+	case "branchDelete":
+		res = x.branchDelete(ctx, req)
+	case "submodulePointer":
+		res = x.submodulePointer(ctx, req)
+	default:
+		res = x.step(ctx, j.OperationType, req, false)
+	}
+	return outcome(res)
+}
+
+func outcome(r result) Outcome {
+	if r["status"] != "completed" {
+		r["status"] = "failed"
+	}
+	if _, ok := r["message"]; !ok {
+		r["message"] = ""
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		b, _ = json.Marshal(failed("cannot encode the result: %v", err))
+		return Outcome{Status: "failed", Result: b}
+	}
+	return Outcome{Status: r["status"].(string), Result: b}
+}
+
+// execution is one Execute call.
+type execution struct {
+	e    *Executor
+	job  Job
+	repo string
+}

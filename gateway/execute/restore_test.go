@@ -1,0 +1,320 @@
+package execute
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxgit/fluxgit/plugins/gitread"
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+// latestRestorePoint reads the restore point through plugins/gitread's
+// flux.latestRestorePoint, the code path agents use.
+func latestRestorePoint(t *testing.T, repo, runDir string) *gitread.RestorePoint {
+	t.Helper()
+	args, _ := json.Marshal(map[string]any{"repoPath": repo, "runDir": runDir})
+	res, err := gitread.New().CallTool(context.Background(), &sdk.Call{Tool: "flux.latestRestorePoint", Arguments: args})
+	if err != nil || res.Error != nil {
+		t.Fatalf("flux.latestRestorePoint: %v %+v", err, res.Error)
+	}
+	var d gitread.LatestRestorePointData
+	if err := json.Unmarshal(res.Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d.LatestRestorePoint
+}
+
+// TestRestorePointReadByGitread writes a restore point with a real merge
+// and reads it back through the flux.* tool: canUndo becomes true, the id
+// is gitread's, and after Undo it turns into canRedo.
+func TestRestorePointReadByGitread(t *testing.T) {
+	for _, v := range []string{"FLUXGIT_MCP_HANDSHAKE_ADDR", "FLUXGIT_GATEWAY_URL"} {
+		t.Setenv(v, "")
+	}
+	t.Setenv("FLUXGIT_GATEWAY_ADDR", "127.0.0.1:4000") // the flux.* tools are gated on a gateway address
+	runDir := isolate(t)
+	repo := newRepo(t)
+	feature(t, repo)
+	mainBefore := head(t, repo)
+	now := time.Date(2026, 11, 30, 21, 0, 0, 123e6, time.UTC)
+	e := New(Options{RunDir: runDir, Now: func() time.Time { return now }})
+
+	if rp := latestRestorePoint(t, repo, runDir); rp != nil {
+		t.Fatalf("restore point before any operation: %+v", rp)
+	}
+	res, out := run(t, e, "merge", body(repo, map[string]any{"sourceRef": "feature", "targetRef": "main", "strategy": "merge"}))
+	if out.Status != "completed" {
+		t.Fatal(string(out.Result))
+	}
+	after := head(t, repo)
+
+	// The registry: one <id>.path naming the canonical repository.
+	des, err := os.ReadDir(filepath.Join(runDir, "repos"))
+	if err != nil || len(des) != 1 {
+		t.Fatalf("registry: %v %v", des, err)
+	}
+	id := strings.TrimSuffix(des[0].Name(), ".path")
+	if !regexp.MustCompile(`^[A-Za-z0-9._-]+-[0-9a-f]{8}$`).MatchString(id) {
+		t.Fatalf("repo id %q", id)
+	}
+	if b, _ := os.ReadFile(filepath.Join(runDir, "repos", des[0].Name())); string(b) != repo+"\n" {
+		t.Fatalf("registry entry %q", b)
+	}
+	// The record: exactly the keys gitread parses, with their types.
+	raw, err := os.ReadFile(filepath.Join(runDir, "rebase", id+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, 0, len(rec))
+	for k := range rec {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{"after_commit", "after_ref", "before_commit", "before_ref", "branch_ref", "created_at", "operation", "plan", "reset_mode", "undone", "upstream_ref"}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("record keys %v, want %v", keys, want)
+	}
+	if rec["operation"] != "merge" || rec["before_commit"] != mainBefore || rec["after_commit"] != after ||
+		rec["branch_ref"] != "refs/heads/main" || rec["undone"] != false || rec["created_at"] != "2026-11-30T21:00:00.123Z" {
+		t.Fatalf("record %s", raw)
+	}
+	if fi, _ := os.Stat(filepath.Join(runDir, "rebase", id+".json")); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("record mode %v", fi.Mode())
+	}
+
+	rp := latestRestorePoint(t, repo, runDir)
+	if rp == nil || !rp.CanUndo || rp.CanRedo || rp.ID != "restore:"+id+":2026-11-30T21:00:00.123Z" ||
+		*rp.Before != mainBefore || *rp.After != after || *rp.Operation != "merge" {
+		t.Fatalf("gitread restore point %+v", rp)
+	}
+	if got := restorePoint(t, res); got["id"] != rp.ID || got["canUndo"] != true || got["beforeCommit"] != mainBefore {
+		t.Fatalf("result restorePoint %v vs gitread %s", got, rp.ID)
+	}
+
+	rps, err := e.RestorePoints(context.Background())
+	if err != nil || len(rps) != 1 || rps[0].ID != rp.ID || !rps[0].CanUndo || rps[0].RepoPath != repo || rps[0].After != after {
+		t.Fatalf("RestorePoints %+v %v", rps, err)
+	}
+	u, err := e.Undo(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Before != mainBefore || u.After != after || u.RepoID != id || u.Branch != "refs/heads/main" || head(t, repo) != mainBefore {
+		t.Fatalf("undo %+v, HEAD %s", u, head(t, repo))
+	}
+	if read(t, repo, "b.txt") != "<missing>" || git(t, repo, "status", "--porcelain") != "" {
+		t.Fatal("work tree not restored")
+	}
+	rp = latestRestorePoint(t, repo, runDir)
+	if rp.CanUndo || !rp.CanRedo || !rp.Metadata.Undone {
+		t.Fatalf("after undo %+v", rp)
+	}
+	if rps, _ := e.RestorePoints(context.Background()); len(rps) != 1 || rps[0].CanUndo || !rps[0].Undone || rps[0].Why == "" {
+		t.Fatalf("RestorePoints after undo %+v", rps)
+	}
+	if _, err := e.Undo(context.Background(), repo); err == nil || !strings.Contains(err.Error(), "already undone") {
+		t.Fatalf("second undo: %v", err)
+	}
+}
+
+func TestUndo(t *testing.T) {
+	tests := []struct {
+		name   string
+		op     string
+		setup  func(t *testing.T, repo string) map[string]any
+		mess   func(t *testing.T, repo string) // after the operation, before Undo
+		errSub string                          // "" = Undo succeeds
+		check  func(t *testing.T, repo, before string)
+	}{
+		{name: "commit", op: "commit",
+			setup: func(t *testing.T, repo string) map[string]any {
+				write(t, repo, "x.txt", "x\n")
+				return map[string]any{"message": "x", "stageAll": true}
+			},
+			check: func(t *testing.T, repo, before string) {
+				if head(t, repo) != before {
+					t.Fatal("commit not undone")
+				}
+			}},
+		{name: "discard applies the safety stash", op: "discard",
+			setup: func(t *testing.T, repo string) map[string]any {
+				write(t, repo, "a.txt", "changed\n")
+				return map[string]any{"paths": []string{"a.txt"}}
+			},
+			check: func(t *testing.T, repo, before string) {
+				if read(t, repo, "a.txt") != "changed\n" {
+					t.Fatal("discarded change not restored")
+				}
+			}},
+		{name: "reset hard", op: "reset",
+			setup: func(t *testing.T, repo string) map[string]any {
+				commit(t, repo, "b.txt", "b\n", "second")
+				return map[string]any{"targetRef": "HEAD~1", "mode": "hard"}
+			},
+			check: func(t *testing.T, repo, before string) {
+				if head(t, repo) != before || read(t, repo, "b.txt") != "b\n" {
+					t.Fatal("reset not undone")
+				}
+			}},
+		{name: "refused when HEAD moved on", op: "commit",
+			setup: func(t *testing.T, repo string) map[string]any {
+				write(t, repo, "x.txt", "x\n")
+				return map[string]any{"message": "x", "stageAll": true}
+			},
+			mess:   func(t *testing.T, repo string) { commit(t, repo, "later.txt", "l\n", "later") },
+			errSub: "no longer"},
+		{name: "refused on another branch", op: "commit",
+			setup: func(t *testing.T, repo string) map[string]any {
+				write(t, repo, "x.txt", "x\n")
+				return map[string]any{"message": "x", "stageAll": true}
+			},
+			mess:   func(t *testing.T, repo string) { git(t, repo, "checkout", "-q", "-b", "other") },
+			errSub: "checked-out branch"},
+		{name: "reset --keep refuses to lose local changes", op: "commit",
+			setup: func(t *testing.T, repo string) map[string]any {
+				write(t, repo, "a.txt", "committed\n")
+				return map[string]any{"message": "x", "stageAll": true}
+			},
+			mess:   func(t *testing.T, repo string) { write(t, repo, "a.txt", "local edit\n") },
+			errSub: "reset --keep"},
+		{name: "patch is reversed", op: "patch",
+			setup: func(t *testing.T, repo string) map[string]any {
+				return map[string]any{"patchContent": "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-alpha\n+beta\n", "applyToIndex": true}
+			},
+			check: func(t *testing.T, repo, before string) {
+				if read(t, repo, "a.txt") != "alpha\n" || git(t, repo, "status", "--porcelain") != "" {
+					t.Fatal("patch not reversed in the work tree and index")
+				}
+			}},
+		{name: "patch edited since is not reversed", op: "patch",
+			setup: func(t *testing.T, repo string) map[string]any {
+				return map[string]any{"patchContent": "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-alpha\n+beta\n"}
+			},
+			mess:   func(t *testing.T, repo string) { write(t, repo, "a.txt", "edited by hand\n") },
+			errSub: "cannot be reversed"},
+		{name: "a plan that did not move HEAD", op: "plan",
+			setup: func(t *testing.T, repo string) map[string]any {
+				write(t, repo, "a.txt", "changed\n")
+				return map[string]any{"steps": []map[string]any{{"operationType": "discard", "paths": []string{"a.txt"}}}}
+			},
+			errSub: "did not move HEAD"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			runDir := isolate(t)
+			repo := newRepo(t)
+			fields := tt.setup(t, repo)
+			before := head(t, repo)
+			e := New(Options{RunDir: runDir})
+			if _, out := run(t, e, tt.op, body(repo, fields)); out.Status != "completed" {
+				t.Fatal(string(out.Result))
+			}
+			if tt.mess != nil {
+				tt.mess(t, repo)
+			}
+			snap := snapshot(t, repo)
+			_, err := e.Undo(context.Background(), repo)
+			if tt.errSub != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errSub) {
+					t.Fatalf("want error with %q, got %v", tt.errSub, err)
+				}
+				if snapshot(t, repo) != snap {
+					t.Fatal("a refused undo changed the repository")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, repo, before)
+		})
+	}
+	t.Run("no restore point", func(t *testing.T) {
+		e := New(Options{RunDir: isolate(t)})
+		if _, err := e.Undo(context.Background(), newRepo(t)); err == nil || !strings.Contains(err.Error(), "no restore point") {
+			t.Fatalf("%v", err)
+		}
+	})
+}
+
+// TestRegistryReusesExistingID: an entry some other writer (FluxGit
+// desktop) registered for the same repository is reused, not duplicated.
+func TestRegistryReusesExistingID(t *testing.T) {
+	runDir := isolate(t)
+	repo := newRepo(t)
+	link := filepath.Join(tmp(t), "via-link")
+	if err := os.Symlink(repo, link); err != nil {
+		t.Fatal(err)
+	}
+	write(t, runDir, "repos/desk-42.path", link+"\n")
+	write(t, runDir, "repos/unrelated.path", "/does/not/exist\n")
+	e := New(Options{RunDir: runDir})
+	write(t, repo, "x.txt", "x\n")
+	if _, out := run(t, e, "commit", body(repo, map[string]any{"message": "x", "stageAll": true})); out.Status != "completed" {
+		t.Fatal(string(out.Result))
+	}
+	if _, err := os.Stat(filepath.Join(runDir, "rebase", "desk-42.json")); err != nil {
+		t.Fatalf("record not written under the existing id: %v", err)
+	}
+	if des, _ := os.ReadDir(filepath.Join(runDir, "repos")); len(des) != 2 {
+		t.Fatalf("registry grew: %v", des)
+	}
+}
+
+// TestFailedOperationKeepsPreviousRestorePoint: a conflict changes nothing,
+// so the latest restore point stays the previous one and stays undoable.
+func TestFailedOperationKeepsPreviousRestorePoint(t *testing.T) {
+	runDir := isolate(t)
+	repo := newRepo(t)
+	conflicting(t, repo)
+	e := New(Options{RunDir: runDir})
+	write(t, repo, "x.txt", "x\n")
+	if _, out := run(t, e, "commit", body(repo, map[string]any{"message": "x", "stageAll": true})); out.Status != "completed" {
+		t.Fatal(string(out.Result))
+	}
+	id, _ := e.registryID(repo, false)
+	prev, _ := os.ReadFile(filepath.Join(runDir, "rebase", id+".json"))
+	if _, out := run(t, e, "merge", body(repo, map[string]any{"sourceRef": "feature", "targetRef": "main"})); out.Status != "failed" {
+		t.Fatal(string(out.Result))
+	}
+	now, _ := os.ReadFile(filepath.Join(runDir, "rebase", id+".json"))
+	if string(now) != string(prev) {
+		t.Fatalf("restore record changed by a failed merge:\n%s\n%s", prev, now)
+	}
+}
+
+// TestUndoSubmoduleReturn: the restore point of a "return" lives in the
+// submodule; undoing it puts the previous branch checkout back.
+func TestUndoSubmoduleReturn(t *testing.T) {
+	runDir := isolate(t)
+	repo := newRepo(t)
+	sub := withSubmodule(t, repo)
+	git(t, sub, "checkout", "-q", "-b", "work")
+	work := commit(t, sub, "s2.txt", "two\n", "sub second")
+	e := New(Options{RunDir: runDir})
+	if _, out := run(t, e, "submodulePointer", body(repo, map[string]any{"relativePath": "lib", "direction": "return"})); out.Status != "completed" {
+		t.Fatal(string(out.Result))
+	}
+	if head(t, sub) == work {
+		t.Fatal("return did not move the submodule")
+	}
+	u, err := e.Undo(context.Background(), sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Before != work || head(t, sub) != work || git(t, sub, "symbolic-ref", "HEAD") != "refs/heads/work" {
+		t.Fatalf("undo %+v; submodule at %s", u, head(t, sub))
+	}
+}

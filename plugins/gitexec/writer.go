@@ -1,0 +1,214 @@
+package gitexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultWriteTimeout bounds one write invocation when Writer.Timeout is
+// zero. Writes (a merge in a large repository, a push over the network, a
+// commit whose hooks run a test suite) take longer than reads.
+const DefaultWriteTimeout = 5 * time.Minute
+
+// Writer runs git commands that change a repository on behalf of a person
+// who approved them (the approval gateway). It differs from Runner on
+// purpose: a write must behave like the user's own git, so the user's
+// global and system configuration stay in force (identity, signing,
+// credential helpers, filters such as Git LFS). What it keeps from Runner
+// is everything that stops git from being steered or from blocking:
+//
+//   - the executable is resolved from trusted locations (ResolveExecutable);
+//   - GIT_*, GCM_*, DYLD_* and the loader, pager and askpass variables are
+//     removed from the environment, so nothing inherited points git at
+//     another repository, object store or configuration;
+//   - no prompt can block: GIT_TERMINAL_PROMPT=0, stdin is /dev/null, git
+//     runs in its own session without a controlling terminal, and the
+//     editors are the no-op ":";
+//   - one timeout, output caps, and a kill of the whole process group after
+//     every run;
+//   - protocol.ext.allow=never: a remote URL can never run a command;
+//   - hooks are off (core.hooksPath=/dev/null) unless Hooks is set, which
+//     the callers do only for a commit the person asked for (commit and a
+//     submodule pointer record), where the user's hooks are part of
+//     "commit as I would";
+//   - no background maintenance or gc is started, since the process group
+//     is killed when the command returns.
+type Writer struct {
+	// Hooks lets the repository's hooks run (the user's commit pipeline).
+	Hooks bool
+	// Timeout bounds each invocation; zero means DefaultWriteTimeout.
+	Timeout time.Duration
+	// Observe, when set, is called with the repository and the caller's
+	// arguments of every call before git starts (tests).
+	Observe func(repo string, args []string)
+}
+
+// writeFlags precede -C on every write. core.fsmonitor may name a program;
+// the pager and colour settings keep output parseable.
+var writeFlags = []string{
+	"--no-pager",
+	"--literal-pathspecs",
+	"-c", "core.fsmonitor=false",
+	"-c", "core.pager=",
+	"-c", "color.ui=false",
+	"-c", "protocol.ext.allow=never",
+	"-c", "gc.auto=0",
+	"-c", "maintenance.auto=false",
+	"-c", "advice.detachedHead=false",
+}
+
+// writeFixedEnv is appended to the write environment. Unlike fixedEnv it
+// does not hide the global or system configuration.
+var writeFixedEnv = []string{
+	"GIT_TERMINAL_PROMPT=0",
+	"GIT_PAGER=",
+	"GIT_EDITOR=:",
+	"GIT_SEQUENCE_EDITOR=:",
+	"GIT_LITERAL_PATHSPECS=1",
+	"LC_ALL=C",
+	"LANG=C",
+	"NO_COLOR=1",
+}
+
+// writeEnv is the parent environment without the removed variables, plus
+// writeFixedEnv.
+func writeEnv(parent []string) []string {
+	out := make([]string, 0, len(parent)+len(writeFixedEnv))
+	for _, kv := range parent {
+		key, _, _ := strings.Cut(kv, "=")
+		if removedEnv[key] || hasAnyPrefix(key, removedEnvPrefixes) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, writeFixedEnv...)
+}
+
+// writeArgs builds the argv after the executable.
+func (w *Writer) writeArgs(repo string, args []string) []string {
+	out := make([]string, 0, len(writeFlags)+len(args)+4)
+	out = append(out, writeFlags...)
+	if !w.Hooks {
+		out = append(out, "-c", "core.hooksPath=/dev/null")
+	}
+	out = append(out, "-C", repo)
+	return append(out, args...)
+}
+
+// Run executes `git <args>` in repo and returns stdout (at most MaxStdout
+// bytes; more is an error). A non-zero exit is an *Error with ErrExit, the
+// exit code and git's stderr as Details.
+func (w *Writer) Run(ctx context.Context, repo string, args ...string) ([]byte, error) {
+	command := Command(repo, args...)
+	fail := func(cause error, details string) error {
+		return &Error{Command: command, Details: details, ExitCode: -1, Err: cause}
+	}
+	if len(args) == 0 {
+		return nil, fail(ErrUsage, "no git subcommand given")
+	}
+	if !filepath.IsAbs(repo) {
+		return nil, fail(ErrUsage, "repository path must be absolute")
+	}
+	for _, a := range args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, fail(ErrUsage, "argument contains a NUL byte")
+		}
+	}
+	if w.Observe != nil {
+		w.Observe(repo, append([]string(nil), args...))
+	}
+	exe, err := ResolveExecutable(repo)
+	if err != nil {
+		return nil, fail(ErrExecutable, err.Error())
+	}
+	timeout := w.Timeout
+	if timeout <= 0 {
+		timeout = DefaultWriteTimeout
+	}
+	stdout := &limitBuffer{keep: MaxStdout, limit: MaxStdout, what: "stdout"}
+	if err := w.start(ctx, exe, command, w.writeArgs(repo, args), timeout, stdout); err != nil {
+		return nil, err
+	}
+	return stdout.buf.Bytes(), nil
+}
+
+// start launches one write process and waits for it, with the same
+// process-tree handling as Runner.start.
+func (w *Writer) start(parent context.Context, exe string, command, argv []string, timeout time.Duration, stdout *limitBuffer) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+
+	cmd := exec.CommandContext(ctx, exe, argv...)
+	cmd.Env = writeEnv(os.Environ())
+	cmd.Stdin = nil // /dev/null
+	cmd.WaitDelay = PipeGrace
+	newSession(cmd)
+
+	var once sync.Once
+	kill := func() {
+		once.Do(func() {
+			if cmd.Process != nil {
+				killGroup(cmd.Process.Pid)
+			}
+		})
+	}
+	cmd.Cancel = func() error { kill(); return nil }
+	stderr := &limitBuffer{keep: StderrCapture, limit: MaxStderr, what: "stderr"}
+	stdout.onLimit, stderr.onLimit = kill, kill
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+
+	unlock := tieToParent(cmd)
+	if err := cmd.Start(); err != nil {
+		unlock()
+		return &Error{Command: command, Details: "cannot start git: " + err.Error(), ExitCode: -1, Err: ErrExecutable}
+	}
+	afterStart(cmd)
+	waitErr := cmd.Wait()
+	unlock()
+	// Whatever git left behind (a credential helper, a hook's child) dies
+	// with the call.
+	killGroup(cmd.Process.Pid)
+
+	code := -1
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	fail := func(cause error, details string) error {
+		return &Error{Command: command, Details: details, ExitCode: code, Err: cause}
+	}
+	switch {
+	case stdout.overflow:
+		return fail(ErrOutputLimit, fmt.Sprintf("git %s exceeded %d bytes; the command was stopped", stdout.what, stdout.limit))
+	case stderr.overflow:
+		return fail(ErrOutputLimit, fmt.Sprintf("git stderr exceeded %d bytes; the command was stopped", stderr.limit))
+	case parent.Err() != nil && !errors.Is(parent.Err(), context.DeadlineExceeded):
+		return fail(ErrCanceled, "git command canceled by the caller")
+	case ctx.Err() != nil:
+		return fail(ErrTimeout, "git command did not finish in time (limit "+timeout.String()+") and was killed")
+	case errors.Is(waitErr, exec.ErrWaitDelay):
+		return fail(ErrExit, "a process started by git still held its output open "+PipeGrace.String()+" after git exited; it was killed")
+	case waitErr != nil:
+		var ee *exec.ExitError
+		if !errors.As(waitErr, &ee) {
+			return fail(ErrExit, "waiting for git failed: "+waitErr.Error())
+		}
+		details := strings.TrimSpace(stderr.buf.String())
+		if out := strings.TrimSpace(stdout.buf.String()); details == "" && out != "" {
+			// merge and rebase report conflicts on stdout.
+			details = out
+		}
+		if details == "" {
+			details = "git exited with status " + strconv.Itoa(code)
+		}
+		return fail(ErrExit, details)
+	}
+	return nil
+}
