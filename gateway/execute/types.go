@@ -111,16 +111,3 @@ type Outcome struct {
 	Status string
 	Result json.RawMessage
 }
-
-// RestoreState is a repository's latest restore point as the approval page
-// shows it, with CanUndo computed as the flux.* tools compute it (not
-// undone, the same branch checked out, HEAD at After).
-type RestoreState struct {
-	RepoPath  string
-	RepoID    string
-	Operation string
-	Before    string
-	After     string
-	Branch    string
-	CanUndo   bool
-}

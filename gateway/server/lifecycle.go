@@ -403,29 +403,17 @@ func (s *Server) housekeeping(ctx context.Context) {
 	}
 }
 
-// RestorePoints is the latest restore point of every repository a recent
-// proposal targeted (the journal keeps terminal rows about an hour), for
-// the page's Undo buttons.
+// RestorePoints is the latest restore point of every repository in the
+// run directory's registry, for the page's Undo buttons.
 func (s *Server) RestorePoints(ctx context.Context) ([]RestorePointView, error) {
-	rows, err := s.journal.List(journal.Filter{Statuses: []journal.Status{journal.Completed, journal.Failed}, Limit: 500})
+	points, err := s.exec.RestorePoints(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list proposals: %w", err)
+		return nil, fmt.Errorf("list restore points: %w", err)
 	}
-	seen := map[string]bool{}
-	views := []RestorePointView{}
-	for _, r := range rows {
-		if r.RepoPath == "" || seen[r.RepoPath] {
-			continue
-		}
-		seen[r.RepoPath] = true
-		st, ok, err := s.exec.RestorePoint(ctx, r.RepoPath)
-		if err != nil {
-			return views, fmt.Errorf("restore point of %s: %w", r.RepoPath, err)
-		}
-		if ok {
-			views = append(views, RestorePointView{RepoPath: st.RepoPath, RepoID: st.RepoID, Operation: st.Operation,
-				Before: st.Before, After: st.After, Branch: st.Branch, CanUndo: st.CanUndo})
-		}
+	views := make([]RestorePointView, 0, len(points))
+	for _, p := range points {
+		views = append(views, RestorePointView{RepoPath: p.RepoPath, RepoID: p.RepoID, Operation: p.Operation,
+			Before: p.Before, After: p.After, Branch: p.Branch, CanUndo: p.CanUndo})
 	}
 	return views, nil
 }
