@@ -294,10 +294,12 @@ func TestGatewayApproveMergeInBrowser(t *testing.T) {
 	b.WaitFor(`section#history li[data-preview-id="`+id+`"][data-status="completed"]`, 0)
 
 	rp, isErr := l.tool("flux.latestRestorePoint", map[string]any{"repoPath": repo})
-	latest, _ := rp["latestRestorePoint"].(map[string]any)
+	latest := latestRestorePoint(rp)
 	if isErr || latest == nil || latest["canUndo"] != true || latest["before"] != before || latest["after"] != head {
 		t.Fatalf("flux.latestRestorePoint: %s", jsonOf(rp))
 	}
+
+	checkSharedLedger(t, l.g, id, repo)
 
 	b.WaitClick(`button[data-action="undo"][data-repo="`+repo+`"]`, 0)
 	deadline := time.Now().Add(30 * time.Second)
@@ -308,10 +310,59 @@ func TestGatewayApproveMergeInBrowser(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	rp, _ = l.tool("flux.latestRestorePoint", map[string]any{"repoPath": repo})
-	latest, _ = rp["latestRestorePoint"].(map[string]any)
+	latest = latestRestorePoint(rp)
 	if latest == nil || latest["canUndo"] != false || latest["canRedo"] != true {
 		t.Fatalf("after undo: %s", jsonOf(rp))
 	}
+}
+
+// checkSharedLedger: the MCP server's tool calls and the gateway's human
+// decision and execution outcome are entries of one hash chain in the run
+// directory's ledger, which `fluxgit verify-audit` accepts whole; the
+// entries name the agent and the operation but hold neither the
+// repository path nor the reason in clear.
+func checkSharedLedger(t *testing.T, g *gatewayProc, id, repo string) {
+	t.Helper()
+	path := filepath.Join(g.runDir, "audit", "mcp.jsonl")
+	deadline := time.Now().Add(30 * time.Second)
+	var kinds map[string]bool
+	var raw []byte
+	for {
+		raw, _ = os.ReadFile(path)
+		kinds = map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			var e map[string]any
+			if json.Unmarshal([]byte(line), &e) == nil {
+				kinds[e["event_type"].(string)+" "+e["tool"].(string)] = true
+			}
+		}
+		if kinds["human_decision operation.preview.merge"] && kinds["operation_execution operation.preview.merge"] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ledger lacks the decision or the outcome: %v", kinds)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !kinds["write_proposal operation.preview.merge"] || !kinds["tool_call operation.status"] {
+		t.Fatalf("the MCP server's entries are not in the same ledger: %v", kinds)
+	}
+	for _, secret := range []string{repo, "tests pass", id} {
+		if strings.Contains(string(raw), secret) {
+			t.Fatalf("the ledger holds %q in clear", secret)
+		}
+	}
+	out, err := exec.Command(fluxgitBin, "verify-audit", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("verify-audit: %v\n%s", err, out)
+	}
+}
+
+// latestRestorePoint is data.latestRestorePoint of a flux.latestRestorePoint payload.
+func latestRestorePoint(p map[string]any) map[string]any {
+	data, _ := p["data"].(map[string]any)
+	rp, _ := data["latestRestorePoint"].(map[string]any)
+	return rp
 }
 
 // The other ways a proposal ends, each seen by the agent through
