@@ -23,7 +23,7 @@ import (
 
 // gw is a gateway under test, serving on 127.0.0.1 and a free port.
 type gw struct {
-	t      *testing.T
+	t      testing.TB
 	s      *Server
 	runDir string
 	out    *syncBuffer
@@ -50,7 +50,7 @@ func (b *syncBuffer) String() string {
 
 // start serves a gateway on runDir ("" for a fresh one); edit adjusts
 // the configuration first.
-func start(t *testing.T, runDir string, edit func(*Config)) *gw {
+func start(t testing.TB, runDir string, edit func(*Config)) *gw {
 	t.Helper()
 	if runDir == "" {
 		runDir = realDir(t, t.TempDir())
@@ -90,7 +90,7 @@ func start(t *testing.T, runDir string, edit func(*Config)) *gw {
 	return g
 }
 
-func realDir(t *testing.T, d string) string {
+func realDir(t testing.TB, d string) string {
 	t.Helper()
 	r, err := filepath.EvalSymlinks(d)
 	if err != nil {
@@ -100,7 +100,7 @@ func realDir(t *testing.T, d string) string {
 }
 
 // waitFor polls cond until it holds; the deadline only bounds a hung test.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
@@ -207,7 +207,7 @@ func (g *gw) ledgerEntries() []map[string]any {
 }
 
 // newRepo makes a repository with one commit on main.
-func newRepo(t *testing.T) string {
+func newRepo(t testing.TB) string {
 	t.Helper()
 	dir := realDir(t, t.TempDir())
 	git(t, dir, "init", "-q", "-b", "main")
@@ -215,7 +215,7 @@ func newRepo(t *testing.T) string {
 	return dir
 }
 
-func commitFile(t *testing.T, dir, name, content string) {
+func commitFile(t testing.TB, dir, name, content string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func commitFile(t *testing.T, dir, name, content string) {
 	git(t, dir, "commit", "-q", "-m", "change "+name)
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
@@ -235,7 +235,7 @@ func git(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func hasBranch(t *testing.T, dir, name string) bool {
+func hasBranch(t testing.TB, dir, name string) bool {
 	t.Helper()
 	cmd := exec.Command("git", "-C", dir, "rev-parse", "--verify", "-q", "refs/heads/"+name)
 	return cmd.Run() == nil
