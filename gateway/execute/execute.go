@@ -171,6 +171,21 @@ func (e *Executor) resolve(ctx context.Context, repo, rev string) (string, error
 
 // headState returns HEAD's commit ("" unborn) and branch ("" detached).
 func (e *Executor) headState(ctx context.Context, repo string) (head, branch string, err error) {
+	// One git process for both in the common case (a process costs
+	// milliseconds, and binding, review and every operation ask): the
+	// commit, then the full name of what HEAD points to, "HEAD" when
+	// detached. An unborn or odd HEAD makes it fail; the two separate
+	// calls below then answer exactly.
+	if out, err := e.run(ctx, repo, "rev-parse", "HEAD^{commit}", "--symbolic-full-name", "HEAD"); err == nil {
+		if lines := strings.Split(out, "\n"); len(lines) == 2 && isOid(lines[0]) {
+			switch {
+			case lines[1] == "HEAD":
+				return lines[0], "", nil
+			case strings.HasPrefix(lines[1], "refs/heads/"):
+				return lines[0], lines[1], nil
+			}
+		}
+	}
 	if head, err = e.resolve(ctx, repo, "HEAD"); err != nil {
 		return "", "", err
 	}
@@ -360,4 +375,17 @@ type execution struct {
 	e    *Executor
 	job  Job
 	repo string
+}
+
+// isOid reports whether s is a full lowercase object id (SHA-1 or SHA-256).
+func isOid(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
