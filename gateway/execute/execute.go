@@ -239,14 +239,16 @@ func (e *Executor) cleanTracked(ctx context.Context, repo string) (bool, string,
 	if out != "" {
 		return false, "the work tree has uncommitted changes to tracked files", nil
 	}
-	for _, h := range []string{"MERGE_HEAD", "REBASE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
-		if oid, _ := e.resolve(ctx, repo, h); oid != "" {
-			return false, "a merge, rebase, cherry-pick or revert is in progress (" + h + " exists)", nil
-		}
-	}
+	// The state files live in the work tree's own git directory; looking
+	// for them costs a stat each instead of a git process each.
 	gitDir, err := e.run(ctx, repo, "rev-parse", "--path-format=absolute", "--git-dir")
 	if err != nil {
 		return false, "", fmt.Errorf("git dir: %w", err)
+	}
+	for _, h := range []string{"MERGE_HEAD", "REBASE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
+		if _, err := os.Lstat(filepath.Join(gitDir, h)); err == nil {
+			return false, "a merge, rebase, cherry-pick or revert is in progress (" + h + " exists)", nil
+		}
 	}
 	for _, d := range []string{"rebase-merge", "rebase-apply"} {
 		if _, err := os.Stat(filepath.Join(gitDir, d)); err == nil {
