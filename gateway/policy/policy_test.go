@@ -30,7 +30,7 @@ func TestLoadFailures(t *testing.T) {
 		{"empty", "  \n", "is empty"},
 		{"yaml syntax", "version: [1\n", "not valid YAML"},
 		{"json syntax", `{"version": 1,`, "not valid JSON"},
-		{"json duplicate key", `{"version": 1, "version": 1}`, "$.version appears twice"},
+		{"json duplicate key", `{"version": 1, "version": 1}`, `repeats the key "version" in $`},
 		{"yaml duplicate key", "version: 1\nversion: 1\n", "not valid YAML"},
 		{"two documents", "version: 1\n---\nversion: 1\n", "more than one YAML document"},
 		{"not an object", "- 1\n", "must be an object"},

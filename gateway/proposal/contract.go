@@ -223,7 +223,7 @@ func DecodeObject(body []byte) (map[string]any, error) {
 func noDuplicateKeys(d *json.Decoder) error {
 	tok, err := d.Token()
 	if err != nil {
-		return fmt.Errorf("the body is not JSON: %w", err)
+		return fmt.Errorf("the body is not valid JSON (%w); send exactly one JSON object", err)
 	}
 	return walkValue(d, tok, "$")
 }
@@ -239,16 +239,16 @@ func walkValue(d *json.Decoder, tok json.Token, at string) error {
 		for d.More() {
 			kt, err := d.Token()
 			if err != nil {
-				return fmt.Errorf("the body is not JSON: %w", err)
+				return fmt.Errorf("the body is not valid JSON (%w); send exactly one JSON object", err)
 			}
 			k := kt.(string)
 			if seen[k] {
-				return fmt.Errorf("%s.%s appears twice", at, k)
+				return fmt.Errorf("the body repeats the key %q in %s; send each key once", k, at)
 			}
 			seen[k] = true
 			vt, err := d.Token()
 			if err != nil {
-				return fmt.Errorf("the body is not JSON: %w", err)
+				return fmt.Errorf("the body is not valid JSON (%w); send exactly one JSON object", err)
 			}
 			if err := walkValue(d, vt, at+"."+k); err != nil {
 				return err
@@ -258,7 +258,7 @@ func walkValue(d *json.Decoder, tok json.Token, at string) error {
 		for i := 0; d.More(); i++ {
 			vt, err := d.Token()
 			if err != nil {
-				return fmt.Errorf("the body is not JSON: %w", err)
+				return fmt.Errorf("the body is not valid JSON (%w); send exactly one JSON object", err)
 			}
 			if err := walkValue(d, vt, fmt.Sprintf("%s[%d]", at, i)); err != nil {
 				return err

@@ -159,10 +159,10 @@ func TestDecodeObject(t *testing.T) {
 		{"empty", "  ", "the body is empty"},
 		{"array", `[1]`, "not a JSON object"},
 		{"null", `null`, "not a JSON object"},
-		{"duplicate top", `{"a":1,"a":2}`, "$.a appears twice"},
-		{"duplicate nested", `{"s":[{"k":1,"k":1}]}`, "$.s[0].k appears twice"},
+		{"duplicate top", `{"a":1,"a":2}`, `repeats the key "a" in $`},
+		{"duplicate nested", `{"s":[{"k":1,"k":1}]}`, `repeats the key "k" in $.s[0]`},
 		{"trailing", `{"a":1} {}`, "data after its JSON object"},
-		{"broken", `{"a":`, "not JSON"},
+		{"broken", `{"a":`, "not valid JSON"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := DecodeObject([]byte(tc.body))

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,95 +119,14 @@ func readJSONObject(w http.ResponseWriter, r *http.Request, limit int64) (obj ma
 		writeError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
 		return nil, nil, false
 	}
-	obj, err = decodeObject(raw)
+	// One parser for the contract (gateway/proposal): duplicate keys at
+	// any depth are refused, so what the person approves is what runs.
+	obj, err = proposal.DecodeObject(raw)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return nil, nil, false
 	}
 	return obj, raw, true
-}
-
-// decodeObject parses body as exactly one JSON object without duplicate
-// keys at any depth: with duplicates, what the person approves could
-// differ from what another parser executes.
-func decodeObject(body []byte) (map[string]any, error) {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, errors.New("the request body is empty; send a JSON object")
-	}
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.UseNumber()
-	tok, err := d.Token()
-	if err != nil {
-		return nil, fmt.Errorf("the request body is not valid JSON: %v", err)
-	}
-	if delim, ok := tok.(json.Delim); !ok || delim != '{' {
-		return nil, errors.New("the request body must be a JSON object")
-	}
-	if err := checkObject(d, ""); err != nil {
-		return nil, err
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, errors.New("the request body has data after its JSON object; send exactly one object")
-	}
-	var m map[string]any
-	d = json.NewDecoder(bytes.NewReader(body))
-	d.UseNumber()
-	if err := d.Decode(&m); err != nil {
-		return nil, fmt.Errorf("the request body is not valid JSON: %v", err)
-	}
-	return m, nil
-}
-
-// checkObject walks an object whose '{' was read, refusing duplicate keys.
-func checkObject(d *json.Decoder, at string) error {
-	seen := map[string]bool{}
-	for d.More() {
-		tok, err := d.Token()
-		if err != nil {
-			return fmt.Errorf("the request body is not valid JSON: %v", err)
-		}
-		k, _ := tok.(string)
-		if seen[k] {
-			return fmt.Errorf("the request body repeats the key %q at %s; send each key once", k, orRoot(at))
-		}
-		seen[k] = true
-		if err := checkValue(d, at+"/"+k); err != nil {
-			return err
-		}
-	}
-	_, err := d.Token() // '}'
-	if err != nil {
-		return fmt.Errorf("the request body is not valid JSON: %v", err)
-	}
-	return nil
-}
-
-func checkValue(d *json.Decoder, at string) error {
-	tok, err := d.Token()
-	if err != nil {
-		return fmt.Errorf("the request body is not valid JSON: %v", err)
-	}
-	switch tok {
-	case json.Delim('{'):
-		return checkObject(d, at)
-	case json.Delim('['):
-		for i := 0; d.More(); i++ {
-			if err := checkValue(d, fmt.Sprintf("%s/%d", at, i)); err != nil {
-				return err
-			}
-		}
-		if _, err := d.Token(); err != nil {
-			return fmt.Errorf("the request body is not valid JSON: %v", err)
-		}
-	}
-	return nil
-}
-
-func orRoot(at string) string {
-	if at == "" {
-		return "the top level"
-	}
-	return at
 }
 
 // preview receives a proposal: contract check, policy, repository
