@@ -24,7 +24,7 @@ const uiSessionMarker = `data-session="unknown"`
 func (h *personHandler) servePage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET")
-		uiError(w, http.StatusMethodNotAllowed, "the approval page is read with GET; decisions go to /ui/api/")
+		writeError(w, http.StatusMethodNotAllowed, "the approval page is read with GET; decisions go to /ui/api/")
 		return
 	}
 	secret := h.l.Secret()
@@ -53,7 +53,7 @@ func (h *personHandler) servePage(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := pageFiles.ReadFile("page/index.html")
 	if err != nil {
-		uiError(w, http.StatusInternalServerError, "the approval page is missing from this binary: "+err.Error())
+		writeError(w, http.StatusInternalServerError, "the approval page is missing from this binary: "+err.Error())
 		return
 	}
 	page = bytes.Replace(page, []byte(uiSessionMarker), []byte(`data-session="`+session+`"`), 1)
@@ -69,7 +69,7 @@ func (h *personHandler) servePage(w http.ResponseWriter, r *http.Request) {
 func (h *personHandler) serveAsset(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET")
-		uiError(w, http.StatusMethodNotAllowed, "assets are read with GET")
+		writeError(w, http.StatusMethodNotAllowed, "assets are read with GET")
 		return
 	}
 	name := strings.TrimPrefix(r.URL.Path, "/ui/assets/")
@@ -80,12 +80,12 @@ func (h *personHandler) serveAsset(w http.ResponseWriter, r *http.Request) {
 	case "app.css":
 		ctype = "text/css; charset=utf-8"
 	default:
-		uiError(w, http.StatusNotFound, "no such asset: "+name)
+		writeError(w, http.StatusNotFound, "no such asset: "+name)
 		return
 	}
 	data, err := pageFiles.ReadFile("page/" + name)
 	if err != nil {
-		uiError(w, http.StatusInternalServerError, "asset missing from this binary: "+err.Error())
+		writeError(w, http.StatusInternalServerError, "asset missing from this binary: "+err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", ctype)

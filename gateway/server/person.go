@@ -107,7 +107,7 @@ func (h *personHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Referrer-Policy", "no-referrer")
 
 	if !h.l.CheckHost(r) {
-		uiError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not this gateway's loopback address; open the page with the address printed by `fluxgit gateway`", r.Host))
+		writeError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not this gateway's loopback address; open the page with the address printed by `fluxgit gateway`", r.Host))
 		return
 	}
 	p := r.URL.Path
@@ -121,14 +121,14 @@ func (h *personHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(p, "/ui/api/"):
 		h.serveAPI(w, r, strings.TrimPrefix(p, "/ui/api/"))
 	default:
-		uiError(w, http.StatusNotFound, "no such page; the approval page is at /")
+		writeError(w, http.StatusNotFound, "no such page; the approval page is at /")
 	}
 }
 
 // serveAPI authenticates and routes /ui/api/….
 func (h *personHandler) serveAPI(w http.ResponseWriter, r *http.Request, route string) {
 	if msg := h.authorize(r); msg != "" {
-		uiError(w, http.StatusForbidden, msg)
+		writeError(w, http.StatusForbidden, msg)
 		return
 	}
 	switch r.Method {
@@ -141,7 +141,7 @@ func (h *personHandler) serveAPI(w http.ResponseWriter, r *http.Request, route s
 		case strings.HasPrefix(route, "proposals/") && !strings.Contains(strings.TrimPrefix(route, "proposals/"), "/"):
 			h.serveProposal(w, r, strings.TrimPrefix(route, "proposals/"))
 		default:
-			uiError(w, http.StatusNotFound, "no such API endpoint: GET /ui/api/"+route)
+			writeError(w, http.StatusNotFound, "no such API endpoint: GET /ui/api/"+route)
 		}
 	case http.MethodPost:
 		if route == "undo" {
@@ -163,10 +163,10 @@ func (h *personHandler) serveAPI(w http.ResponseWriter, r *http.Request, route s
 				}
 			}
 		}
-		uiError(w, http.StatusNotFound, "no such API endpoint: POST /ui/api/"+route+" (use proposals/{id}/approve|reject|reconcile or undo)")
+		writeError(w, http.StatusNotFound, "no such API endpoint: POST /ui/api/"+route+" (use proposals/{id}/approve|reject|reconcile or undo)")
 	default:
 		w.Header().Set("Allow", "GET, POST")
-		uiError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not used by the approval page API")
+		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not used by the approval page API")
 	}
 }
 
@@ -285,7 +285,7 @@ func uiStamp(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+	return stamp(t)
 }
 
 // uiView renders p. withBody adds the body and the review (open cards);
@@ -397,7 +397,7 @@ func (h *personHandler) serveState(w http.ResponseWriter, r *http.Request) {
 		Limit:    uiActiveLimit,
 	})
 	if err != nil {
-		uiError(w, http.StatusInternalServerError, "listing open proposals: "+err.Error())
+		writeError(w, http.StatusInternalServerError, "listing open proposals: "+err.Error())
 		return
 	}
 	done, err := h.l.List(journal.Filter{
@@ -405,7 +405,7 @@ func (h *personHandler) serveState(w http.ResponseWriter, r *http.Request) {
 		Limit:    uiHistoryLimit,
 	})
 	if err != nil {
-		uiError(w, http.StatusInternalServerError, "listing decided proposals: "+err.Error())
+		writeError(w, http.StatusInternalServerError, "listing decided proposals: "+err.Error())
 		return
 	}
 	// Pending first, the one expiring soonest on top; then what a person
@@ -451,14 +451,14 @@ func (h *personHandler) serveState(w http.ResponseWriter, r *http.Request) {
 	} else if rps != nil {
 		st.RestorePoints = rps
 	}
-	uiJSON(w, http.StatusOK, st)
+	writeJSON(w, http.StatusOK, st)
 }
 
 // serveProposal returns one proposal with its whole body, for a patch too
 // long for the state's preview.
 func (h *personHandler) serveProposal(w http.ResponseWriter, r *http.Request, id string) {
 	if !uiPreviewIDRe.MatchString(id) {
-		uiError(w, http.StatusNotFound, "previewId must be 1-128 of [A-Za-z0-9_-]")
+		writeError(w, http.StatusNotFound, "previewId must be 1-128 of [A-Za-z0-9_-]")
 		return
 	}
 	p, err := h.l.Get(id)
@@ -466,7 +466,7 @@ func (h *personHandler) serveProposal(w http.ResponseWriter, r *http.Request, id
 		uiLifecycleError(w, err)
 		return
 	}
-	uiJSON(w, http.StatusOK, uiView(p, true, true))
+	writeJSON(w, http.StatusOK, uiView(p, true, true))
 }
 
 // serveEvents streams one `change` event per lifecycle change; the page
@@ -562,7 +562,7 @@ func (h *personHandler) approve(w http.ResponseWriter, r *http.Request, id strin
 	}
 	for _, s := range b.Steps {
 		if s < 0 || s > 9 {
-			uiError(w, http.StatusBadRequest, fmt.Sprintf("steps holds plan step indexes 0-9 (0-based); got %d", s))
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("steps holds plan step indexes 0-9 (0-based); got %d", s))
 			return
 		}
 	}
@@ -575,7 +575,7 @@ func (h *personHandler) approve(w http.ResponseWriter, r *http.Request, id strin
 		uiLifecycleError(w, err)
 		return
 	}
-	uiJSON(w, http.StatusOK, uiView(p, true, false))
+	writeJSON(w, http.StatusOK, uiView(p, true, false))
 }
 
 func (h *personHandler) reject(w http.ResponseWriter, r *http.Request, id string) {
@@ -584,7 +584,7 @@ func (h *personHandler) reject(w http.ResponseWriter, r *http.Request, id string
 		return
 	}
 	if msg := uiCheckText("reason", b.Reason, true); msg != "" {
-		uiError(w, http.StatusBadRequest, msg+"; the agent reads it to understand the rejection")
+		writeError(w, http.StatusBadRequest, msg+"; the agent reads it to understand the rejection")
 		return
 	}
 	p, err := h.l.Decide(r.Context(), id, Decision{Reason: strings.TrimSpace(b.Reason), By: uiDecidedBy})
@@ -592,7 +592,7 @@ func (h *personHandler) reject(w http.ResponseWriter, r *http.Request, id string
 		uiLifecycleError(w, err)
 		return
 	}
-	uiJSON(w, http.StatusOK, uiView(p, true, false))
+	writeJSON(w, http.StatusOK, uiView(p, true, false))
 }
 
 func (h *personHandler) reconcile(w http.ResponseWriter, r *http.Request, id string) {
@@ -607,11 +607,11 @@ func (h *personHandler) reconcile(w http.ResponseWriter, r *http.Request, id str
 	case string(journal.Failed):
 		as = journal.Failed
 	default:
-		uiError(w, http.StatusBadRequest, fmt.Sprintf("as must be \"completed\" or \"failed\" (what really happened in the repository); got %q", b.As))
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("as must be \"completed\" or \"failed\" (what really happened in the repository); got %q", b.As))
 		return
 	}
 	if msg := uiCheckText("note", b.Note, false); msg != "" {
-		uiError(w, http.StatusBadRequest, msg)
+		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
 	p, err := h.l.Reconcile(r.Context(), id, as, strings.TrimSpace(b.Note), uiDecidedBy)
@@ -619,7 +619,7 @@ func (h *personHandler) reconcile(w http.ResponseWriter, r *http.Request, id str
 		uiLifecycleError(w, err)
 		return
 	}
-	uiJSON(w, http.StatusOK, uiView(p, true, false))
+	writeJSON(w, http.StatusOK, uiView(p, true, false))
 }
 
 func (h *personHandler) undo(w http.ResponseWriter, r *http.Request) {
@@ -628,7 +628,7 @@ func (h *personHandler) undo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.TrimSpace(b.RepoPath) == "" || !filepath.IsAbs(b.RepoPath) {
-		uiError(w, http.StatusBadRequest, "repoPath must be the absolute path of a repository listed under Restore points")
+		writeError(w, http.StatusBadRequest, "repoPath must be the absolute path of a repository listed under Restore points")
 		return
 	}
 	u, err := h.l.Undo(r.Context(), b.RepoPath, uiDecidedBy)
@@ -636,7 +636,7 @@ func (h *personHandler) undo(w http.ResponseWriter, r *http.Request) {
 		uiLifecycleError(w, err)
 		return
 	}
-	uiJSON(w, http.StatusOK, uiUndoView{RepoPath: u.RepoPath, RepoID: u.RepoID, Before: u.Before, After: u.After, Branch: u.Branch})
+	writeJSON(w, http.StatusOK, uiUndoView{RepoPath: u.RepoPath, RepoID: u.RepoID, Before: u.Before, After: u.After, Branch: u.Branch})
 }
 
 // decode checks id (when the route has one) and reads exactly one JSON
@@ -645,24 +645,24 @@ func (h *personHandler) undo(w http.ResponseWriter, r *http.Request) {
 func (h *personHandler) decode(w http.ResponseWriter, r *http.Request, id string, dst any, emptyOK bool) bool {
 	if id != "" || strings.HasPrefix(r.URL.Path, "/ui/api/proposals/") {
 		if !uiPreviewIDRe.MatchString(id) {
-			uiError(w, http.StatusNotFound, "previewId must be 1-128 of [A-Za-z0-9_-]")
+			writeError(w, http.StatusNotFound, "previewId must be 1-128 of [A-Za-z0-9_-]")
 			return false
 		}
 	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, uiMaxBody+1))
 	if err != nil {
-		uiError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
+		writeError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
 		return false
 	}
 	if len(raw) > uiMaxBody {
-		uiError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over %d bytes", uiMaxBody))
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over %d bytes", uiMaxBody))
 		return false
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		if emptyOK {
 			return true
 		}
-		uiError(w, http.StatusBadRequest, "the request body must be a JSON object")
+		writeError(w, http.StatusBadRequest, "the request body must be a JSON object")
 		return false
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
@@ -674,17 +674,17 @@ func (h *personHandler) decode(w http.ResponseWriter, r *http.Request, id string
 		allowed := uiJSONKeys(dst)
 		for k := range keys {
 			if !allowed[k] {
-				uiError(w, http.StatusBadRequest, fmt.Sprintf("unknown key %q; this request takes %s", k, uiKeyList(allowed)))
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown key %q; this request takes %s", k, uiKeyList(allowed)))
 				return false
 			}
 		}
 	}
 	if err := d.Decode(dst); err != nil {
-		uiError(w, http.StatusBadRequest, "the request body is not the expected JSON object: "+err.Error())
+		writeError(w, http.StatusBadRequest, "the request body is not the expected JSON object: "+err.Error())
 		return false
 	}
 	if d.More() {
-		uiError(w, http.StatusBadRequest, "the request body has data after its JSON object")
+		writeError(w, http.StatusBadRequest, "the request body has data after its JSON object")
 		return false
 	}
 	return true
@@ -735,25 +735,11 @@ func uiLifecycleError(w http.ResponseWriter, err error) {
 	var se *journal.StateError
 	switch {
 	case errors.Is(err, journal.ErrNotFound):
-		uiError(w, http.StatusNotFound, err.Error())
+		writeError(w, http.StatusNotFound, err.Error())
 	case errors.As(err, &se):
-		uiError(w, http.StatusConflict, err.Error())
+		writeError(w, http.StatusConflict, err.Error())
 	default:
-		uiError(w, http.StatusBadRequest, err.Error())
+		writeError(w, http.StatusBadRequest, err.Error())
 	}
 }
 
-func uiError(w http.ResponseWriter, status int, msg string) {
-	uiJSON(w, status, map[string]string{"error": msg})
-}
-
-func uiJSON(w http.ResponseWriter, status int, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		data = []byte(`{"error":"encoding the response failed"}`)
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(data, '\n'))
-}
