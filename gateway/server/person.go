@@ -742,4 +742,3 @@ func uiLifecycleError(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusBadRequest, err.Error())
 	}
 }
-
