@@ -8,7 +8,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -728,17 +727,8 @@ func uiCheckText(name, s string, required bool) string {
 
 // ---- responses ----
 
-// uiLifecycleError maps the lifecycle's errors onto statuses the page
-// tells apart: unknown (404), already decided or otherwise in another
-// state (409), and everything else the person can act on (400).
+// uiLifecycleError answers a refused decision with the status HTTPStatus
+// gives it, the same as the terminal's API.
 func uiLifecycleError(w http.ResponseWriter, err error) {
-	var se *journal.StateError
-	switch {
-	case errors.Is(err, journal.ErrNotFound):
-		writeError(w, http.StatusNotFound, err.Error())
-	case errors.As(err, &se):
-		writeError(w, http.StatusConflict, err.Error())
-	default:
-		writeError(w, http.StatusBadRequest, err.Error())
-	}
+	writeError(w, HTTPStatus(err), err.Error())
 }

@@ -419,7 +419,8 @@ func TestPersonAPILifecycleErrors(t *testing.T) {
 		{"wrapped unknown proposal", fmt.Errorf("deciding: %w", journal.ErrNotFound), http.StatusNotFound},
 		{"already decided", &journal.StateError{ID: "p1", Current: journal.Rejected, Wanted: []journal.Status{journal.Pending}}, http.StatusConflict},
 		{"wrapped state error", fmt.Errorf("approve: %w", &journal.StateError{ID: "p1", Current: journal.Expired}), http.StatusConflict},
-		{"missing confirmation", errors.New("type the branch name main to approve a hard reset"), http.StatusBadRequest},
+		{"missing confirmation", &DecisionError{Msg: "type the branch name main to approve a hard reset"}, http.StatusUnprocessableEntity},
+		{"the gateway's own failure", errors.New("journal: disk I/O error"), http.StatusInternalServerError},
 	}
 	paths := map[string]string{
 		"/ui/api/proposals/p1/approve":   `{}`,
