@@ -218,7 +218,7 @@ func (p *Provider) diffText(ctx context.Context, call *sdk.Call) (any, error) {
 		d.Path = &relPath
 	}
 	if a.Paths != nil {
-		d.Paths = relPaths
+		d.Paths = append([]string{}, relPaths...) // [] stays [], not null
 	}
 	return d, nil
 }

@@ -26,9 +26,11 @@ func BenchmarkDiffTextBudget(b *testing.B) {
 		for _, exact := range []bool{false, true} {
 			b.Run(fmt.Sprintf("diff=%dMB/exactTotals=%v", mb, exact), func(b *testing.B) {
 				args := map[string]any{"repoPath": repo, "base": "HEAD~1", "head": "HEAD", "maxBytes": 4096, "exactTotals": exact}
+				// One provider for the run, as a server keeps it.
+				p := New()
 				var d DiffData
 				for b.Loop() {
-					benchDiff(b, args, &d)
+					benchDiff(b, p, args, &d)
 				}
 				if !d.Truncated || len(d.Diff) == 0 || len(d.Diff) > 4096 {
 					b.Fatalf("truncated=%v len=%d", d.Truncated, len(d.Diff))
@@ -118,14 +120,14 @@ func benchGit(b *testing.B, dir string, args ...string) {
 	}
 }
 
-// benchDiff calls diff.text on a fresh provider and decodes its data.
-func benchDiff(b *testing.B, args map[string]any, d *DiffData) {
+// benchDiff calls diff.text on p and decodes its data.
+func benchDiff(b *testing.B, p *Provider, args map[string]any, d *DiffData) {
 	b.Helper()
 	raw, err := json.Marshal(args)
 	if err != nil {
 		b.Fatal(err)
 	}
-	res, err := New().CallTool(context.Background(), &sdk.Call{Tool: "diff.text", Arguments: raw})
+	res, err := p.CallTool(context.Background(), &sdk.Call{Tool: "diff.text", Arguments: raw})
 	if err != nil || res.Error != nil {
 		b.Fatalf("diff.text: %v %+v", err, res)
 	}

@@ -117,6 +117,7 @@ func TestDiffTextKnownAnswers(t *testing.T) {
 			contains: []string{"-10\n+ten\n"}, absent: []string{"ninety"}},
 		{name: "staged nameStatus", args: map[string]any{"staged": true, "mode": "nameStatus"}, want: "M\tkeep.txt\n", mode: "nameStatus", staged: true},
 		{name: "staged against base", args: map[string]any{"staged": true, "base": "HEAD~1", "mode": "nameStatus"}, want: "A\tgone.txt\nM\tkeep.txt\n", mode: "nameStatus", staged: true},
+		{name: "empty paths: no filter", args: map[string]any{"paths": []string{}, "staged": true, "mode": "nameStatus"}, want: "M\tkeep.txt\n", mode: "nameStatus", staged: true, paths: []string{}},
 		{name: "unstaged (default): work tree against the index", args: nil, mode: "patch",
 			contains: []string{"-90\n+ninety\n"}, absent: []string{"+ten"}},
 		{name: "work tree against HEAD: staged and unstaged", args: map[string]any{"base": "HEAD"}, mode: "patch",
