@@ -209,7 +209,7 @@ func TestEmbeddedPathArguments(t *testing.T) {
 	c := mustLoad(t)
 	for name, want := range map[string]string{
 		"repo.status":        "arguments.repoPath=repository",
-		"diff.text":          "arguments.repoPath=repository arguments.path=relative",
+		"diff.text":          "arguments.repoPath=repository arguments.path=relative arguments.paths[]=relative",
 		"fleet.radar":        "arguments.repoPaths[]=repository arguments.repositories[].repoPath=repository",
 		"fleet.digest":       "arguments.repoPaths[]=repository",
 		"flux.restorePoints": "arguments.repoPath=repository arguments.runDir=runDir",

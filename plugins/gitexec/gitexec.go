@@ -198,15 +198,20 @@ func (r *Runner) Run(ctx context.Context, repo string, args ...string) ([]byte, 
 type Captured struct {
 	// Output holds the first bytes of stdout, at most the requested limit.
 	Output []byte
-	// TotalBytes is the size of the whole stdout stream.
+	// TotalBytes is the size of the whole stdout stream, or with Cut the
+	// number of bytes read before git was stopped (a lower bound).
 	TotalBytes int64
 	// TotalLines counts lines in the whole stream; a final line without a
-	// trailing newline counts too.
+	// trailing newline counts too. With Cut it counts only the lines read
+	// (a lower bound).
 	TotalLines int64
+	// Cut reports that CapturePrefix stopped git at its budget: there was
+	// more output than Output holds, and the totals are lower bounds.
+	Cut bool
 }
 
 // Truncated reports whether Output is shorter than the whole stream.
-func (c *Captured) Truncated() bool { return int64(len(c.Output)) < c.TotalBytes }
+func (c *Captured) Truncated() bool { return c.Cut || int64(len(c.Output)) < c.TotalBytes }
 
 // Capture executes `git <args>` keeping at most limit bytes of stdout while
 // reading the rest to the end to count bytes and lines exactly. The stream
@@ -227,11 +232,50 @@ func (r *Runner) Capture(ctx context.Context, repo string, limit int, args ...st
 	return &Captured{Output: out.buf.Bytes(), TotalBytes: out.total, TotalLines: lines}, nil
 }
 
+// Budget bounds a CapturePrefix call.
+type Budget struct {
+	// Bytes is how many leading bytes of stdout to keep. Reading stops
+	// as soon as one byte more has arrived.
+	Bytes int
+	// Lines, when positive, also stops reading once the stream is known
+	// to hold more than Lines lines (a byte after the Lines-th newline).
+	Lines int64
+}
+
+// CapturePrefix executes `git <args>` keeping at most b.Bytes bytes of
+// stdout, and stops reading as soon as the output is known to exceed the
+// budget: git's process group is killed at that moment, so the cost of a
+// call is bounded by its budget instead of by the size of everything git
+// would have written (a 50 MB diff asked for 4 KiB stops after about
+// 4 KiB plus one pipe buffer). Captured.Cut then reports the cut, and the
+// totals count only what was read. A stream that ends within the budget
+// is returned whole with exact totals, as Capture would.
+func (r *Runner) CapturePrefix(ctx context.Context, repo string, b Budget, args ...string) (*Captured, error) {
+	keep := int64(max(b.Bytes, 0))
+	out := &limitBuffer{keep: keep, limit: MaxStream, what: "stdout stream", countLines: true, stopBytes: keep, stopLines: max(b.Lines, 0), prefix: true}
+	if err := r.exec(ctx, repo, args, out); err != nil {
+		return nil, err
+	}
+	lines := out.lines
+	if out.total > 0 && out.last != '\n' {
+		lines++
+	}
+	return &Captured{Output: out.buf.Bytes(), TotalBytes: out.total, TotalLines: lines, Cut: out.stopped}, nil
+}
+
+// ErrStop ends a Stream or StreamTuned call early without an error when
+// its sink returns it (or an error wrapping it): the sink has read all it
+// needs, git's process group is killed, and the call returns the bytes
+// read so far and a nil error. A git that exited with an error of its own
+// before the kill is still reported.
+var ErrStop = errors.New("enough git output read")
+
 // Stream executes `git <args>` and writes stdout to sink as it arrives, for
 // callers that parse large outputs incrementally (status of a tree with many
 // untracked files, long ref lists). It returns the number of bytes read. The
 // stream is capped at MaxStream. If sink returns an error, git is killed
-// and that error is returned (wrapped in *Error).
+// and that error is returned (wrapped in *Error), except ErrStop, which
+// ends the call early as a success.
 func (r *Runner) Stream(ctx context.Context, repo string, sink io.Writer, args ...string) (int64, error) {
 	out := &limitBuffer{limit: MaxStream, what: "stdout stream", sink: sink}
 	err := r.exec(ctx, repo, args, out)
@@ -382,6 +426,10 @@ func (r *Runner) start(parent context.Context, exe string, command, argv []strin
 		return &Error{Command: command, Details: details, ExitCode: code, Err: cause}
 	}
 	switch {
+	case stdout.stopped && !stderr.overflow && (waitErr == nil || killedBySignal(cmd.ProcessState)):
+		// We ended git on purpose at its budget; its death by our signal
+		// is the expected end of the call, not a failure.
+		return nil
 	case stdout.sinkErr != nil:
 		return fail(fmt.Errorf("%w: %w", ErrExit, stdout.sinkErr), "reading git output failed: "+stdout.sinkErr.Error())
 	case stdout.overflow:
@@ -411,7 +459,10 @@ func (r *Runner) start(parent context.Context, exe string, command, argv []strin
 // limitBuffer is the io.Writer exec copies a pipe into. It keeps the first
 // keep bytes, counts everything, and on passing limit records the overflow
 // and kills git. It keeps accepting (and discarding) data after that so the
-// copy goroutine drains the pipe until git's death closes it.
+// copy goroutine drains the pipe until git's death closes it. In prefix
+// mode it also stops (kills git, without an overflow) once more than
+// stopBytes bytes or more than stopLines lines have arrived; a sink that
+// returns ErrStop stops it the same way.
 type limitBuffer struct {
 	buf        bytes.Buffer
 	keep       int64
@@ -420,10 +471,15 @@ type limitBuffer struct {
 	countLines bool
 	sink       io.Writer
 
+	prefix    bool
+	stopBytes int64
+	stopLines int64 // 0: no line budget
+
 	total    int64
 	lines    int64
 	last     byte
 	overflow bool
+	stopped  bool
 	sinkErr  error
 	onLimit  func()
 }
@@ -431,7 +487,7 @@ type limitBuffer struct {
 // Write never fails: see the type comment.
 func (b *limitBuffer) Write(p []byte) (int, error) {
 	n := len(p)
-	if b.overflow || b.sinkErr != nil || n == 0 {
+	if b.overflow || b.stopped || b.sinkErr != nil || n == 0 {
 		return n, nil
 	}
 	if b.limit > 0 && b.total+int64(n) > b.limit {
@@ -452,10 +508,20 @@ func (b *limitBuffer) Write(p []byte) (int, error) {
 	}
 	if b.sink != nil {
 		if _, err := b.sink.Write(p); err != nil {
-			b.sinkErr = err
+			if errors.Is(err, ErrStop) {
+				b.stopped = true
+			} else {
+				b.sinkErr = err
+			}
 			if b.onLimit != nil {
 				b.onLimit()
 			}
+		}
+	}
+	if b.prefix && (b.total > b.stopBytes || b.stopLines > 0 && (b.lines > b.stopLines || b.lines == b.stopLines && b.last != '\n')) {
+		b.stopped = true
+		if b.onLimit != nil {
+			b.onLimit()
 		}
 	}
 	return n, nil

@@ -18,3 +18,7 @@ func killGroup(pid int) {
 		_ = p.Kill()
 	}
 }
+
+// killedBySignal cannot tell our kill from an exit here (a killed process
+// simply exits with status 1), so an intentional stop is trusted.
+func killedBySignal(ps *os.ProcessState) bool { return ps != nil }

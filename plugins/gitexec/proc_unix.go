@@ -3,6 +3,7 @@
 package gitexec
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -20,4 +21,14 @@ func killGroup(pid int) {
 	if pid > 0 {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
+}
+
+// killedBySignal reports whether git ended by a signal (our kill) rather
+// than exiting on its own.
+func killedBySignal(ps *os.ProcessState) bool {
+	if ps == nil {
+		return false
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
 }

@@ -148,7 +148,11 @@ func (p *Provider) diffTree(ctx context.Context, r *repo, l *fileList, args []st
 			cf := CommitFile{Status: l.status}
 			cf.Path, cf.PathBase64 = pathText(f)
 			l.items = append(l.items, cf)
+			return nil
 		}
-		return nil
+		// One record past the cap proves the list is truncated, which is
+		// all the payload says about the rest: stop git here instead of
+		// listing every path of a huge commit.
+		return gitexec.ErrStop
 	}, args...)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -296,19 +297,33 @@ func (p *Provider) commitSubject(ctx context.Context, r *repo, name string) (*Co
 	return &ConflictCommit{Sha: sha, Subject: subj}, nil
 }
 
-// readSide reads one blob with a bounded capture.
+// readSide reads one blob with a capture that stops at the budget, so a
+// huge conflicted blob costs its budget, not its size. size must be exact:
+// when the capture was cut it comes from `cat-file -s`, which reads the
+// object header only.
 func (p *Provider) readSide(ctx context.Context, r *repo, mode, sha string, perSide int64) *ConflictSide {
 	s := &ConflictSide{Sha: sha, Mode: mode}
 	if !isOID(sha) || mode == "160000" {
 		s.Error = "blob unreadable"
 		return s
 	}
-	c, err := p.runner.Capture(ctx, r.dir, int(max(perSide, binaryProbe)), "cat-file", "blob", sha)
+	c, err := p.runner.CapturePrefix(ctx, r.dir, gitexec.Budget{Bytes: int(max(perSide, binaryProbe))}, "cat-file", "blob", sha)
 	if err != nil {
 		s.Error = "blob unreadable"
 		return s
 	}
 	size := c.TotalBytes
+	if c.Cut {
+		out, err := p.runner.Run(ctx, r.dir, "cat-file", "-s", sha)
+		if err != nil {
+			s.Error = "blob unreadable"
+			return s
+		}
+		if size, err = atoi64(string(out)); err != nil {
+			s.Error = "blob unreadable"
+			return s
+		}
+	}
 	s.Size = &size
 	if bytes.IndexByte(c.Output[:min(len(c.Output), binaryProbe)], 0) >= 0 {
 		s.Binary = true

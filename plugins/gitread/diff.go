@@ -4,38 +4,77 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
 type diffArgs struct {
-	RepoPath string       `json:"repoPath"`
-	RepoID   string       `json:"repoId"`
-	Base     *string      `json:"base"`
-	Head     *string      `json:"head"`
-	Path     *string      `json:"path"`
-	MaxBytes *json.Number `json:"maxBytes"`
-	MaxLines *json.Number `json:"maxLines"`
+	RepoPath         string       `json:"repoPath"`
+	RepoID           string       `json:"repoId"`
+	Base             *string      `json:"base"`
+	Head             *string      `json:"head"`
+	Path             *string      `json:"path"`
+	Paths            []string     `json:"paths"`
+	Staged           *bool        `json:"staged"`
+	Mode             *string      `json:"mode"`
+	ContextLines     *json.Number `json:"contextLines"`
+	FindRenames      *bool        `json:"findRenames"`
+	RenameSimilarity *json.Number `json:"renameSimilarity"`
+	ExactTotals      *bool        `json:"exactTotals"`
+	MaxBytes         *json.Number `json:"maxBytes"`
+	MaxLines         *json.Number `json:"maxLines"`
 }
 
 // DiffData is the diff.text payload. TotalBytes and TotalLines describe
-// the whole diff git produced, so a caller can tell how much was cut.
+// the whole diff git produced, so a caller can tell how much was cut;
+// when the caller traded them for speed (exactTotals false) and git was
+// stopped at the budget, TotalsExact is false and they count only what
+// was read before the stop.
 type DiffData struct {
-	Format     string  `json:"format"`
-	Base       *string `json:"base"`
-	Head       *string `json:"head"`
-	Path       *string `json:"path"`
-	Diff       string  `json:"diff"`
-	Truncated  bool    `json:"truncated"`
-	TotalBytes int64   `json:"totalBytes"`
-	TotalLines int64   `json:"totalLines"`
-	MaxBytes   int64   `json:"maxBytes"`
+	Format      string   `json:"format"`
+	Mode        string   `json:"mode"`
+	Base        *string  `json:"base"`
+	Head        *string  `json:"head"`
+	Staged      bool     `json:"staged"`
+	Path        *string  `json:"path"`
+	Paths       []string `json:"paths"`
+	Diff        string   `json:"diff"`
+	Truncated   bool     `json:"truncated"`
+	TotalBytes  int64    `json:"totalBytes"`
+	TotalLines  int64    `json:"totalLines"`
+	TotalsExact bool     `json:"totalsExact"`
+	MaxBytes    int64    `json:"maxBytes"`
 }
 
-const maxDiffBytes = 1 << 20
+// Bounds of diff.text arguments.
+const (
+	maxDiffBytes    = 1 << 20
+	maxDiffPaths    = 100
+	maxContextLines = 1000
+)
+
+// Output modes of diff.text. Each maps to the git diff output flags it
+// adds; the summaries skip the patch text, so they stay small however
+// large the change.
+const (
+	diffModePatch      = "patch"
+	diffModeStat       = "stat"
+	diffModeNameStatus = "nameStatus"
+)
+
+var diffModeFlags = map[string][]string{
+	diffModePatch: nil,
+	// One "added<TAB>deleted<TAB>path" line per file ("-" counts for a
+	// binary file), then the one-line "N files changed" summary.
+	diffModeStat:       {"--numstat", "--shortstat"},
+	diffModeNameStatus: {"--name-status"},
+}
 
 func (p *Provider) diffText(ctx context.Context, call *sdk.Call) (any, error) {
 	var a diffArgs
@@ -50,6 +89,13 @@ func (p *Provider) diffText(ctx context.Context, call *sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every option below is built from a validated number, a boolean or a
+	// fixed table, never from caller text, so no value can become an
+	// option of its own.
+	flags, mode, err := diffOptionFlags(&a)
+	if err != nil {
+		return nil, err
+	}
 	// Empty revisions count as absent; the rest are checked before any git
 	// runs so a refused argument never costs a process.
 	given := func(s *string) *string {
@@ -59,6 +105,10 @@ func (p *Provider) diffText(ctx context.Context, call *sdk.Call) (any, error) {
 		return s
 	}
 	base, head := given(a.Base), given(a.Head)
+	staged := a.Staged != nil && *a.Staged
+	if staged && head != nil {
+		return nil, invalid("arguments.staged compares the index with base (HEAD when base is omitted) and cannot be combined with head; drop head, or drop staged to compare two revisions")
+	}
 	for _, rv := range []struct {
 		field string
 		v     *string
@@ -67,6 +117,14 @@ func (p *Provider) diffText(ctx context.Context, call *sdk.Call) (any, error) {
 			if err := checkRev(rv.field, *rv.v); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if len(a.Paths) > maxDiffPaths {
+		return nil, invalid(fmt.Sprintf("arguments.paths has %d items; at most %d are allowed (name a common directory instead)", len(a.Paths), maxDiffPaths))
+	}
+	for i, v := range a.Paths {
+		if v == "" {
+			return nil, invalid(fmt.Sprintf("arguments.paths[%d] is empty; give a repository-relative file or directory", i))
 		}
 	}
 	r, err := p.open(ctx, call, a.RepoPath)
@@ -78,6 +136,30 @@ func (p *Provider) diffText(ctx context.Context, call *sdk.Call) (any, error) {
 		if relPath, err = repoRelative(*a.Path, a.RepoPath, r.dir); err != nil {
 			return nil, err
 		}
+	}
+	// The filters are the union of path and paths; an item naming the
+	// whole repository (".", repoPath) makes that union the whole
+	// repository, as path alone always did.
+	var specs, relPaths []string
+	whole := a.Path != nil && relPath == ""
+	if relPath != "" {
+		specs = append(specs, relPath)
+	}
+	for i, v := range a.Paths {
+		rel, err := repoRelative(v, a.RepoPath, r.dir)
+		if err != nil {
+			return nil, invalid(fmt.Sprintf("arguments.paths[%d] must be repository-relative without '..' (got %q)", i, v))
+		}
+		if rel == "" {
+			whole = true
+			rel = "."
+		} else {
+			specs = append(specs, rel)
+		}
+		relPaths = append(relPaths, filepath.ToSlash(rel))
+	}
+	if whole {
+		specs = nil
 	}
 
 	var baseOID, headOID string
@@ -100,6 +182,10 @@ func (p *Provider) diffText(ctx context.Context, call *sdk.Call) (any, error) {
 	}
 
 	args := []string{"diff", "--no-ext-diff", "--no-textconv", "--no-color"}
+	if staged {
+		args = append(args, "--cached")
+	}
+	args = append(args, flags...)
 	for _, oid := range []string{baseOID, headOID} {
 		if oid != "" {
 			args = append(args, oid)
@@ -108,26 +194,75 @@ func (p *Provider) diffText(ctx context.Context, call *sdk.Call) (any, error) {
 	// "--" always ends the revisions, so a file whose name happens to look
 	// like an object id is never ambiguous.
 	args = append(args, "--")
-	if relPath != "" {
-		args = append(args, relPath)
-	}
+	args = append(args, specs...)
 	// maxBytes+4 leaves room to see whether a multi-byte character straddles
 	// the cut.
-	c, err := p.runner.Capture(ctx, r.dir, int(maxBytes)+4, args...)
+	var c *gitexec.Captured
+	if a.ExactTotals != nil && !*a.ExactTotals {
+		c, err = p.runner.CapturePrefix(ctx, r.dir, gitexec.Budget{Bytes: int(maxBytes) + 4, Lines: maxLines}, args...)
+	} else {
+		c, err = p.runner.Capture(ctx, r.dir, int(maxBytes)+4, args...)
+	}
 	if err != nil {
 		return nil, err
 	}
 	text := truncateDiff(c.Output, maxLines, maxBytes)
 	d := &DiffData{
-		Format: "text", Base: base, Head: head,
+		Format: "text", Mode: mode, Base: base, Head: head, Staged: staged,
 		Diff:       string(text),
-		Truncated:  int64(len(text)) < c.TotalBytes,
-		TotalBytes: c.TotalBytes, TotalLines: c.TotalLines, MaxBytes: maxBytes,
+		Truncated:  c.Cut || int64(len(text)) < c.TotalBytes,
+		TotalBytes: c.TotalBytes, TotalLines: c.TotalLines, TotalsExact: !c.Cut,
+		MaxBytes: maxBytes,
 	}
 	if relPath != "" {
 		d.Path = &relPath
 	}
+	if a.Paths != nil {
+		d.Paths = append([]string{}, relPaths...) // [] stays [], not null
+	}
 	return d, nil
+}
+
+// diffOptionFlags checks mode, contextLines and the rename arguments and
+// returns the git flags they stand for, plus the effective mode.
+func diffOptionFlags(a *diffArgs) (flags []string, mode string, err error) {
+	mode = diffModePatch
+	if a.Mode != nil {
+		mode = *a.Mode
+	}
+	modeFlags, ok := diffModeFlags[mode]
+	if !ok {
+		return nil, "", invalid(fmt.Sprintf("arguments.mode %q is not supported; use %q (the unified diff, default), %q (per-file added/deleted line counts and a summary line) or %q (one status letter and path per file)", mode, diffModePatch, diffModeStat, diffModeNameStatus))
+	}
+	flags = append(flags, modeFlags...)
+	if a.ContextLines != nil {
+		if mode != diffModePatch {
+			return nil, "", invalid("arguments.contextLines applies to mode \"patch\" only; drop it for mode \"" + mode + "\"")
+		}
+		n, err := intArg("contextLines", a.ContextLines, 3, 0, maxContextLines)
+		if err != nil {
+			return nil, "", err
+		}
+		flags = append(flags, "--unified="+strconv.FormatInt(n, 10))
+	}
+	switch {
+	case a.RenameSimilarity != nil:
+		if a.FindRenames != nil && !*a.FindRenames {
+			return nil, "", invalid("arguments.renameSimilarity needs rename detection; drop findRenames:false or drop renameSimilarity")
+		}
+		n, err := intArg("renameSimilarity", a.RenameSimilarity, 50, 1, 100)
+		if err != nil {
+			return nil, "", err
+		}
+		flags = append(flags, "--find-renames="+strconv.FormatInt(n, 10)+"%")
+	case a.FindRenames == nil:
+		// git's own default (diff.renames, on unless configured off)
+	case *a.FindRenames:
+		flags = append(flags, "--find-renames")
+	default:
+		flags = append(flags, "--no-renames")
+	}
+	return flags, mode, nil
 }
 
 // truncateDiff applies the line cap, then the byte cap. The byte cut lands

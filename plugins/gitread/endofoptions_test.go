@@ -41,6 +41,8 @@ func TestCallerValuesFollowEndOfOptions(t *testing.T) {
 		{"commit.details", map[string]any{"commit": rev}},
 		{"diff.text", map[string]any{"base": rev, "head": rev, "path": dir}},
 		{"diff.text", map[string]any{"base": rev, "path": dir + "/f.txt"}},
+		{"diff.text", map[string]any{"base": rev, "staged": true, "mode": "stat", "paths": []string{dir, dir + "/f.txt"}}},
+		{"diff.text", map[string]any{"base": rev, "head": rev, "mode": "nameStatus", "renameSimilarity": 60, "exactTotals": false, "paths": []string{dir}}},
 		{"diff.semantic", map[string]any{"base": rev, "head": rev, "path": dir}},
 		{"repo.conflictPreflight", map[string]any{"currentRef": rev, "targetRef": rev}},
 		{"repo.reflog", map[string]any{"refName": rev}},

@@ -403,10 +403,13 @@ func pathText(b []byte) (text, b64 string) {
 // field to fn as it arrives, so outputs far larger than the complete-mode
 // cap can be counted while only a bounded prefix is kept. fn must copy the
 // field if it keeps it.
+// fn may return gitexec.ErrStop to end the call early once it has what it
+// needs: git is killed and the unfinished last field is dropped.
 type fieldWriter struct {
 	sep     byte
 	fn      func(field []byte) error
 	partial []byte
+	stopped bool
 }
 
 // maxField bounds one field (a path, a ref name) so a stream without
@@ -433,6 +436,7 @@ func (w *fieldWriter) Write(p []byte) (int, error) {
 		err := w.fn(field)
 		w.partial = w.partial[:0]
 		if err != nil {
+			w.stopped = errors.Is(err, gitexec.ErrStop)
 			return 0, err
 		}
 		p = p[i+1:]
@@ -442,7 +446,7 @@ func (w *fieldWriter) Write(p []byte) (int, error) {
 
 // flush delivers a final field that had no terminating separator.
 func (w *fieldWriter) flush() error {
-	if len(w.partial) == 0 {
+	if w.stopped || len(w.partial) == 0 {
 		return nil
 	}
 	err := w.fn(w.partial)
