@@ -32,10 +32,9 @@ type diffArgs struct {
 }
 
 // DiffData is the diff.text payload. TotalBytes and TotalLines describe
-// the whole diff git produced, so a caller can tell how much was cut;
-// when the caller traded them for speed (exactTotals false) and git was
-// stopped at the budget, TotalsExact is false and they count only what
-// was read before the stop.
+// the whole diff git produced when it was read to the end (the diff fit,
+// or the caller asked for exactTotals); when git was stopped at the budget,
+// TotalsExact is false and they count only what was read before the stop.
 type DiffData struct {
 	Format      string   `json:"format"`
 	Mode        string   `json:"mode"`
@@ -198,7 +197,9 @@ func (p *Provider) diffText(ctx context.Context, call *sdk.Call) (any, error) {
 	// maxBytes+4 leaves room to see whether a multi-byte character straddles
 	// the cut.
 	var c *gitexec.Captured
-	if a.ExactTotals != nil && !*a.ExactTotals {
+	// The budget binds while reading unless the caller asks for exact
+	// totals: a 4 KiB answer must not cost a 50 MB diff.
+	if a.ExactTotals == nil || !*a.ExactTotals {
 		c, err = p.runner.CapturePrefix(ctx, r.dir, gitexec.Budget{Bytes: int(maxBytes) + 4, Lines: maxLines}, args...)
 	} else {
 		c, err = p.runner.Capture(ctx, r.dir, int(maxBytes)+4, args...)

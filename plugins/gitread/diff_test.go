@@ -157,9 +157,9 @@ func TestDiffTextKnownAnswers(t *testing.T) {
 	}
 }
 
-// TestDiffTextExactTotalsFalse: with exactTotals false the text is the same
-// prefix the default returns; the totals are exact when the diff fits and
-// lower bounds, flagged, when git was stopped at the budget.
+// TestDiffTextExactTotalsFalse: by default (exactTotals false) the text is
+// the same prefix an exactTotals call returns; the totals are exact when the
+// diff fits and lower bounds, flagged, when git was stopped at the budget.
 func TestDiffTextExactTotalsFalse(t *testing.T) {
 	repo := diffFixture(t)
 	var lines []string
@@ -187,9 +187,9 @@ func TestDiffTextExactTotalsFalse(t *testing.T) {
 				args[k] = v
 			}
 			var exact, fast DiffData
-			mustOK(t, "diff.text", args, &exact)
-			args["exactTotals"] = false
 			mustOK(t, "diff.text", args, &fast)
+			args["exactTotals"] = true
+			mustOK(t, "diff.text", args, &exact)
 			if fast.Diff != exact.Diff || fast.Truncated != exact.Truncated {
 				t.Fatalf("text differs from the exact-totals call:\n%q (truncated %v)\n%q (truncated %v)", fast.Diff, fast.Truncated, exact.Diff, exact.Truncated)
 			}
