@@ -46,6 +46,7 @@ func TestHistorySearch(t *testing.T) {
 		{"value that looks like an option", map[string]any{"text": "--output=/tmp/x"}, "text", []searchHit{{c["c7"], []string{"README.md"}}}, false},
 		{"regex", map[string]any{"regex": "func [A-Z][a-z]+\\("}, "regex", []searchHit{{c["c2"], []string{"lib/util.go"}}}, false},
 		{"regex ignoring case", map[string]any{"regex": "^ALPHA", "ignoreCase": true}, "regex", alpha, false},
+		{"text ignoring case", map[string]any{"text": "ALPHA", "ignoreCase": true}, "text", alpha, false},
 		{"text is case-sensitive by default", map[string]any{"text": "ALPHA"}, "text", []searchHit{}, false},
 		{"budget cuts and says so", map[string]any{"text": "alpha", "limit": 2}, "text", alpha[:2], true},
 		{"exact budget is not truncated", map[string]any{"text": "alpha", "limit": 3}, "text", alpha, false},
