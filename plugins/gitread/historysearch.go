@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
@@ -88,11 +88,6 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 	case a.Regex != nil:
 		if err := textArg("regex", *a.Regex); err != nil {
 			return nil, err
-		}
-		// git compiles the pattern as a POSIX extended expression and dies on
-		// a bad one; checking here gives the caller a reason, not a 10010.
-		if _, err := regexp.CompilePOSIX(*a.Regex); err != nil {
-			return nil, invalid("arguments.regex is not a valid POSIX extended regular expression (" + err.Error() + "); escape special characters, or pass a literal string as arguments.text")
 		}
 		d.Mode, needle = "regex", "-G"+*a.Regex
 	default:
@@ -190,6 +185,11 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 	switch {
 	case errors.Is(err, errSearchFull):
 		return d, nil
+	case err != nil && a.Regex != nil && badRegex(err):
+		// git compiles the pattern with the system's POSIX extended
+		// expressions (GNU extensions such as \b and \w included where the
+		// platform has them), so git, not a second parser here, judges it.
+		return nil, invalid("arguments.regex is not a valid POSIX extended regular expression (" + badRegexReason(err) + "); escape special characters such as ( [ { with a backslash, or pass a literal string as arguments.text")
 	case err != nil:
 		// `git log` fails on a branch with no commits yet; nothing to search.
 		if empty, cerr := p.headIsUnborn(ctx, r); rng == nil && cerr == nil && empty {
@@ -198,4 +198,20 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 		return nil, err
 	}
 	return d, nil
+}
+
+// badRegex reports whether git refused the -G pattern ("fatal: invalid
+// regex: ..."; exit 128).
+func badRegex(err error) bool {
+	var ge *gitexec.Error
+	return errors.As(err, &ge) && ge.ExitCode == 128 && strings.Contains(ge.Details, "invalid regex")
+}
+
+// badRegexReason is git's explanation of a refused pattern, one line.
+func badRegexReason(err error) string {
+	var ge *gitexec.Error
+	errors.As(err, &ge)
+	_, reason, _ := strings.Cut(ge.Details, "invalid regex: ")
+	reason, _, _ = strings.Cut(reason, "\n")
+	return strings.TrimSpace(reason)
 }
