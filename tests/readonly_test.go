@@ -73,6 +73,7 @@ func TestReadToolsLeaveTheRepositoryUntouched(t *testing.T) {
 	extra := map[string]map[string]any{
 		"repo.scope":             {"path": "src"},
 		"commit.details":         {"commit": "HEAD"},
+		"history.search":         {"text": "Answer"},
 		"repo.conflictPreflight": {"targetRef": "side"},
 		"diff.text":              {"base": "HEAD~1", "head": "side"},
 		"fleet.digest":           {"sinceMs": 0, "repoPaths": []string{repo}},

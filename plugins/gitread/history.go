@@ -8,16 +8,109 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
 type historyArgs struct {
-	RepoPath string       `json:"repoPath"`
-	RepoID   string       `json:"repoId"`
-	Limit    *json.Number `json:"limit"`
-	Cursor   *string      `json:"cursor"`
+	RepoPath    string       `json:"repoPath"`
+	RepoID      string       `json:"repoId"`
+	Limit       *json.Number `json:"limit"`
+	Cursor      *string      `json:"cursor"`
+	Rev         *string      `json:"rev"`
+	Paths       []string     `json:"paths"`
+	Author      *string      `json:"author"`
+	Since       *string      `json:"since"`
+	Until       *string      `json:"until"`
+	Grep        *string      `json:"grep"`
+	FirstParent bool         `json:"firstParent"`
+	Merges      *string      `json:"merges"`
+}
+
+// historyFilter is repo.history's validated selection, rendered as git log
+// options whose caller values are each inside one --opt=value element.
+type historyFilter struct {
+	author, grep *string
+	since, until *int64
+	firstParent  bool
+	merges       string // "", "only" or "exclude"
+}
+
+// parseHistoryFilter validates the filters that need no repository, so a
+// refused argument never costs a git process.
+func parseHistoryFilter(a *historyArgs, now time.Time) (historyFilter, error) {
+	f := historyFilter{author: a.Author, grep: a.Grep, firstParent: a.FirstParent}
+	for _, t := range []struct {
+		field string
+		v     *string
+	}{{"author", a.Author}, {"grep", a.Grep}} {
+		if t.v != nil {
+			if err := textArg(t.field, *t.v); err != nil {
+				return f, err
+			}
+		}
+	}
+	for _, d := range []struct {
+		field string
+		v     *string
+		end   bool
+		out   **int64
+	}{{"since", a.Since, false, &f.since}, {"until", a.Until, true, &f.until}} {
+		if d.v != nil {
+			n, err := parseDate(d.field, *d.v, d.end, now)
+			if err != nil {
+				return f, err
+			}
+			*d.out = &n
+		}
+	}
+	if f.since != nil && f.until != nil && *f.since > *f.until {
+		return f, invalid("arguments.since is later than arguments.until, so no commit could match; swap them or drop one")
+	}
+	if a.Merges != nil {
+		switch *a.Merges {
+		case "include":
+		case "only", "exclude":
+			f.merges = *a.Merges
+		default:
+			return f, invalid("arguments.merges must be include, only or exclude (got " + strconv.Quote(*a.Merges) + ")")
+		}
+	}
+	return f, nil
+}
+
+// args renders the filter for git log. Author and message are matched as
+// fixed strings, case-insensitively: a model searching for "fix(api)"
+// means those characters, not a regular expression.
+func (f historyFilter) args() []string {
+	var out []string
+	if f.author != nil || f.grep != nil {
+		out = append(out, "--fixed-strings", "--regexp-ignore-case")
+	}
+	if f.author != nil {
+		out = append(out, "--author="+*f.author)
+	}
+	if f.grep != nil {
+		out = append(out, "--grep="+*f.grep)
+	}
+	if f.since != nil {
+		out = append(out, "--max-age="+strconv.FormatInt(*f.since, 10))
+	}
+	if f.until != nil {
+		out = append(out, "--min-age="+strconv.FormatInt(*f.until, 10))
+	}
+	if f.firstParent {
+		out = append(out, "--first-parent")
+	}
+	switch f.merges {
+	case "only":
+		out = append(out, "--merges")
+	case "exclude":
+		out = append(out, "--no-merges")
+	}
+	return out
 }
 
 // HistoryCommit is one entry of repo.history.
@@ -57,18 +150,49 @@ func (p *Provider) repoHistory(ctx context.Context, call *sdk.Call) (any, error)
 			return nil, err
 		}
 	}
+	filter, err := parseHistoryFilter(&a, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if a.Rev != nil {
+		if err := checkRev("rev", *a.Rev); err != nil {
+			return nil, err
+		}
+	}
 	r, err := p.open(ctx, call, a.RepoPath)
 	if err != nil {
 		return nil, err
 	}
+	specs, err := pathspecs("paths", a.Paths, a.RepoPath, r.dir)
+	if err != nil {
+		return nil, err
+	}
+	var rng *revRange
+	if a.Rev != nil {
+		rr, err := p.resolveRange(ctx, r, "rev", *a.Rev)
+		if err != nil {
+			return nil, err
+		}
+		rng = &rr
+	}
 
 	args := []string{"log", "-z", logFormat, "-n" + strconv.FormatInt(limit, 10), "--skip=" + strconv.FormatInt(skip, 10)}
+	args = append(args, filter.args()...)
+	if rng != nil {
+		args = append(append(args, "--end-of-options"), rng.args()...)
+	}
+	if rng != nil || len(specs) > 0 {
+		// "--" ends the revisions, so an object id is never taken for a
+		// file name or the other way round.
+		args = append(append(args, "--"), specs...)
+	}
 	out, err := p.runner.Run(ctx, r.dir, args...)
 	d := &HistoryData{Commits: []HistoryCommit{}}
 	if err != nil {
 		// `git log` fails on a branch with no commits yet; that is an empty
 		// history, not an error. Confirm it rather than guess from stderr.
-		if empty, cerr := p.headIsUnborn(ctx, r); cerr == nil && empty {
+		// With an explicit rev the revision resolved, so HEAD does not matter.
+		if empty, cerr := p.headIsUnborn(ctx, r); rng == nil && cerr == nil && empty {
 			return d, nil
 		}
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
@@ -14,9 +15,71 @@ import (
 const maxRefs = 1000
 
 type refsArgs struct {
-	RepoPath string `json:"repoPath"`
-	RepoID   string `json:"repoId"`
+	RepoPath string   `json:"repoPath"`
+	RepoID   string   `json:"repoId"`
+	Sort     *string  `json:"sort"`
+	Pattern  *string  `json:"pattern"`
+	Kinds    []string `json:"kinds"`
 }
+
+// Ref kinds of repo.refs' kinds argument.
+const (
+	kindBranches       = "branches"
+	kindRemoteBranches = "remoteBranches"
+	kindTags           = "tags"
+	kindRemotes        = "remotes"
+	kindStashes        = "stashes"
+)
+
+// refsQuery is repo.refs' validated selection.
+type refsQuery struct {
+	kinds map[string]bool
+	// recency holds the ref kinds listed newest first; the others are in
+	// name order. Tags default to newest first, so the cap at maxRefs
+	// drops the oldest tags rather than the latest releases.
+	recency map[string]bool
+	pattern *glob
+}
+
+func parseRefsQuery(a *refsArgs) (refsQuery, error) {
+	q := refsQuery{kinds: map[string]bool{}, recency: map[string]bool{kindTags: true}}
+	if a.Kinds == nil {
+		for _, k := range []string{kindBranches, kindRemoteBranches, kindTags, kindRemotes, kindStashes} {
+			q.kinds[k] = true
+		}
+	} else if len(a.Kinds) == 0 {
+		return q, invalid("arguments.kinds is empty; list at least one of branches, remoteBranches, tags, remotes, stashes, or omit it for all")
+	}
+	for i, k := range a.Kinds {
+		switch k {
+		case kindBranches, kindRemoteBranches, kindTags, kindRemotes, kindStashes:
+			q.kinds[k] = true
+		default:
+			return q, invalid(fmt.Sprintf("arguments.kinds[%d] must be one of branches, remoteBranches, tags, remotes, stashes (got %q)", i, k))
+		}
+	}
+	if a.Sort != nil {
+		switch *a.Sort {
+		case "recency":
+			q.recency = map[string]bool{kindBranches: true, kindRemoteBranches: true, kindTags: true}
+		case "name":
+			q.recency = map[string]bool{}
+		default:
+			return q, invalid(fmt.Sprintf("arguments.sort must be recency or name (got %q); omit it for tags newest first and branches by name", *a.Sort))
+		}
+	}
+	if a.Pattern != nil {
+		g, err := compileGlob(*a.Pattern)
+		if err != nil {
+			return q, invalid("arguments.pattern " + err.Error())
+		}
+		q.pattern = g
+	}
+	return q, nil
+}
+
+// refPrefixes maps the listed ref kinds to the namespaces for-each-ref reads.
+var refPrefixes = map[string]string{kindBranches: "refs/heads", kindRemoteBranches: "refs/remotes", kindTags: "refs/tags"}
 
 // RefsData is the repo.refs payload. Remote URLs are never included: they
 // can embed credentials.
@@ -25,7 +88,8 @@ type RefsData struct {
 	Head     string `json:"head"`
 	Detached bool   `json:"detached"`
 	// Branches lists local branches first, then remote-tracking branches
-	// ("origin/main"), each group in refname order.
+	// ("origin/main"), each group in refname order (newest commit first
+	// with sort "recency"). Tags are newest first unless sort is "name".
 	Branches  []string `json:"branches"`
 	Tags      []string `json:"tags"`
 	Remotes   []string `json:"remotes"`
@@ -54,15 +118,26 @@ func (c *capped) list() []string {
 	return c.items
 }
 
-// refsFormat prints each ref's full name and, for symbolic refs such as
-// refs/remotes/origin/HEAD, its target after a NUL. Ref names cannot
-// contain NUL or newline, so the split is unambiguous.
-var refsArgv = []string{"for-each-ref", "--format=%(refname)%00%(symref)",
-	"refs/heads", "refs/remotes", "refs/tags", "refs/stash"}
+// refsArgv lists the refs under prefixes: each ref's full name and, for
+// symbolic refs such as refs/remotes/origin/HEAD, its target after a NUL.
+// Ref names cannot contain NUL or newline, so the split is unambiguous.
+// Newest first means by creator date (the tagger date of an annotated tag,
+// else the commit date), ties by name.
+func refsArgv(recency bool, prefixes []string) []string {
+	args := []string{"for-each-ref", "--format=%(refname)%00%(symref)"}
+	if recency {
+		args = append(args, "--sort=refname", "--sort=-creatordate")
+	}
+	return append(args, prefixes...)
+}
 
 func (p *Provider) repoRefs(ctx context.Context, call *sdk.Call) (any, error) {
 	var a refsArgs
 	if err := decode(call, &a); err != nil {
+		return nil, err
+	}
+	q, err := parseRefsQuery(&a)
+	if err != nil {
 		return nil, err
 	}
 	r, err := p.open(ctx, call, a.RepoPath)
@@ -89,24 +164,63 @@ func (p *Provider) repoRefs(ctx context.Context, call *sdk.Call) (any, error) {
 			return nil
 		},
 		func() error {
-			return p.stream(ctx, r, '\n', func(line []byte) error {
-				name, symref, _ := bytes.Cut(line, []byte{0})
-				switch n := string(name); {
-				case strings.HasPrefix(n, "refs/heads/"):
-					local.add(strings.TrimPrefix(n, "refs/heads/"))
-				case strings.HasPrefix(n, "refs/remotes/"):
-					if len(symref) == 0 { // skip origin/HEAD and the like
-						remote.add(strings.TrimPrefix(n, "refs/remotes/"))
-					}
-				case strings.HasPrefix(n, "refs/tags/"):
-					tags.add(strings.TrimPrefix(n, "refs/tags/"))
-				case n == "refs/stash":
-					hasStash = true
+			// Two listings at most, one per order; each kind is in one.
+			var byName, byDate []string
+			for _, k := range []string{kindBranches, kindRemoteBranches, kindTags} {
+				switch {
+				case !q.kinds[k]:
+				case q.recency[k]:
+					byDate = append(byDate, refPrefixes[k])
+				default:
+					byName = append(byName, refPrefixes[k])
 				}
-				return nil
-			}, refsArgv...)
+			}
+			if q.kinds[kindStashes] {
+				byName = append(byName, "refs/stash")
+			}
+			var fns []func() error
+			for _, l := range []struct {
+				recency  bool
+				prefixes []string
+			}{{false, byName}, {true, byDate}} {
+				if len(l.prefixes) > 0 {
+					fns = append(fns, func() error {
+						return p.stream(ctx, r, '\n', func(line []byte) error {
+							name, symref, _ := bytes.Cut(line, []byte{0})
+							n := string(name)
+							if n == "refs/stash" {
+								hasStash = true
+								return nil
+							}
+							var short string
+							var list *capped
+							switch {
+							case strings.HasPrefix(n, "refs/heads/"):
+								short, list = n[len("refs/heads/"):], &local
+							case strings.HasPrefix(n, "refs/remotes/"):
+								if len(symref) > 0 {
+									return nil // skip origin/HEAD and the like
+								}
+								short, list = n[len("refs/remotes/"):], &remote
+							case strings.HasPrefix(n, "refs/tags/"):
+								short, list = n[len("refs/tags/"):], &tags
+							default:
+								return nil
+							}
+							if q.pattern == nil || q.pattern.match(short) {
+								list.add(short)
+							}
+							return nil
+						}, refsArgv(l.recency, l.prefixes)...)
+					})
+				}
+			}
+			return parallel(fns...)
 		},
 		func() error {
+			if !q.kinds[kindRemotes] {
+				return nil
+			}
 			return p.stream(ctx, r, '\n', func(line []byte) error {
 				if s := strings.TrimSpace(string(line)); s != "" {
 					remotes.add(s)
