@@ -75,6 +75,8 @@ func TestReadToolsLeaveTheRepositoryUntouched(t *testing.T) {
 		"commit.details":         {"commit": "HEAD"},
 		"repo.conflictPreflight": {"targetRef": "side"},
 		"diff.text":              {"base": "HEAD~1", "head": "side"},
+		"file.read":              {"path": "src/app.go", "rev": "side"},
+		"file.blame":             {"path": "src/app.go", "detectMoves": true, "detectCopies": true},
 		"fleet.digest":           {"sinceMs": 0, "repoPaths": []string{repo}},
 		"fleet.radar":            {"repoPaths": []string{repo}},
 	}
