@@ -379,6 +379,7 @@ type rangeSink struct {
 	binary    *bool // decided after sniffBytes, or by finish
 
 	inRange   bool
+	full      bool  // the range or the budget is satisfied
 	keepFrom  int64 // file offset of kept[0]
 	firstLine int64
 	kept      []byte
@@ -420,6 +421,13 @@ func (s *rangeSink) Write(p []byte) (int, error) {
 	if s.binary != nil && *s.binary && !s.plan.base64 {
 		// No content will be returned: stop once binary-ness is known.
 		return n, errStop
+	}
+	if s.full {
+		// The content is complete; only the sniff window was still open.
+		if s.binary != nil {
+			return n, errStop
+		}
+		return n, nil
 	}
 	for len(p) > 0 {
 		if !s.inRange {
@@ -469,7 +477,12 @@ func (s *rangeSink) Write(p []byte) (int, error) {
 		s.advance(p[:take])
 		p = p[take:]
 		if done {
-			return n, errStop
+			// Stop, unless git's binary test still needs bytes.
+			s.full = true
+			if s.binary != nil {
+				return n, errStop
+			}
+			return n, nil
 		}
 	}
 	return n, nil

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -463,6 +464,52 @@ func TestFileToolsValuesFollowEndOfOptions(t *testing.T) {
 		mu.Unlock()
 		if !seenRev || !seenPath {
 			t.Errorf("%s: caller values did not reach git (rev %v, path %v); the check proves nothing", tool, seenRev, seenPath)
+		}
+	}
+}
+
+// TestRangeSinkChunking: the result does not depend on how git's output
+// is split into writes (one write, or one byte at a time), and binary
+// detection sees the whole 8000-byte window even when the budget is
+// reached long before it.
+func TestRangeSinkChunking(t *testing.T) {
+	text := strings.Repeat("abc\n", 3000) // 12000 bytes, 3000 lines
+	lateNUL := strings.Repeat("x", 5000) + "\x00" + strings.Repeat("y", 5000)
+	for _, tc := range []struct {
+		name    string
+		data    string
+		plan    readPlan
+		content string
+		binary  bool
+		trunc   bool
+	}{
+		{"lines", text, readPlan{lines: true, start: 2, end: 3, budget: 100}, "abc\nabc\n", false, false},
+		{"lines to the budget", text, readPlan{lines: true, start: 10, budget: 9}, "abc\nabc\n", false, true},
+		{"bytes", text, readPlan{offset: 4, length: 2, budget: 100}, "ab", false, false},
+		{"late NUL with a small budget", lateNUL, readPlan{lines: true, start: 1, budget: 10}, "", true, false},
+		{"late NUL as base64", lateNUL, readPlan{offset: 0, length: 3, budget: 10, base64: true}, "eHh4", true, false},
+	} {
+		for _, step := range []int{len(tc.data), 1, 7} {
+			t.Run(tc.name+"/"+strconv.Itoa(step), func(t *testing.T) {
+				plan := tc.plan
+				s, err := newRangeSink(&plan, int64(len(tc.data)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < len(tc.data); i += step {
+					if _, err := s.Write([]byte(tc.data[i:min(i+step, len(tc.data))])); err != nil {
+						break
+					}
+				}
+				var d FileReadData
+				d.MaxBytes = plan.budget
+				if err := s.finish(&d); err != nil {
+					t.Fatal(err)
+				}
+				if strp(d.Content) != tc.content && !(tc.content == "" && d.Content == nil) || d.Binary != tc.binary || d.Truncated != tc.trunc {
+					t.Fatalf("content %q binary %v truncated %v", strp(d.Content), d.Binary, d.Truncated)
+				}
+			})
 		}
 	}
 }
