@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,6 +19,7 @@ func TestFileToolsEndToEnd(t *testing.T) {
 	target := filepath.Join(work, "pwned")
 	s := startServer(t, append(baseEnv(t), "FLUXGIT_GATEWAY_ADDR=127.0.0.1:9", "FLUXGIT_MCP_AUDIT_DISABLED=1"))
 	initialize(t, s)
+	writeFile(t, filepath.Join(repo, "caf\xe9.txt"), "latin-1 name\n")
 	initial := strings.TrimSpace(git(t, repo, "rev-parse", "HEAD~2"))
 	fix := strings.TrimSpace(git(t, repo, "rev-parse", "HEAD~1"))
 
@@ -40,6 +42,7 @@ func TestFileToolsEndToEnd(t *testing.T) {
 		{map[string]any{"path": "src/app.go", "rev": "v1.0.0", "startLine": 3}, "func Answer() int { return 42 }\n"},
 		{map[string]any{"path": "NOTES.txt", "worktree": true}, "remember the milk\n"},
 		{map[string]any{"path": "README.md", "maxBytes": 3}, "# d"},
+		{map[string]any{"pathBase64": base64.StdEncoding.EncodeToString([]byte("caf\xe9.txt")), "worktree": true}, "latin-1 name\n"},
 	} {
 		d := data("file.read", c.args)
 		if d["content"] != c.content {

@@ -44,6 +44,7 @@ func newFileFixture(t *testing.T) *fileFixture {
 	write(t, f.repo, "gone.txt", "old\n")
 	write(t, f.repo, "bin.dat", string(f.binary))
 	write(t, f.repo, latinName, "latin\n")
+	write(t, f.repo, "latin1.txt", "caf\xe9 cr\xe8me\n")
 	f.c1 = commitAll(t, f.repo, "add notes")
 	if err := os.MkdirAll(filepath.Join(f.repo, "docs"), 0o755); err != nil {
 		t.Fatal(err)
@@ -118,6 +119,10 @@ func TestFileRead(t *testing.T) {
 			want{content: &bin64, binary: true, size: int64(len(f.binary)), encoding: "base64", commit: f.c4}},
 		{"non-UTF-8 name by its bytes", map[string]any{"pathBase64": f.latinB64},
 			want{content: ptr("latin\n"), size: 6, startLine: i64(1), endLine: i64(1), totalLines: i64(1), encoding: "utf-8", commit: f.c4, pathB64: f.latinB64}},
+		{"text that is not UTF-8", map[string]any{"path": "latin1.txt"},
+			want{content: ptr("caf\uFFFD cr\uFFFDme\n"), size: 11, startLine: i64(1), endLine: i64(1), totalLines: i64(1), encoding: "utf-8", commit: f.c4, invalid: true}},
+		{"text that is not UTF-8 as base64", map[string]any{"path": "latin1.txt", "encoding": "base64"},
+			want{content: ptr(base64.StdEncoding.EncodeToString([]byte("caf\xe9 cr\xe8me\n"))), size: 11, startLine: i64(1), endLine: i64(1), totalLines: i64(1), encoding: "base64", commit: f.c4}},
 		{"deleted file at its first version", map[string]any{"path": "gone.txt", "rev": f.c1},
 			want{content: ptr("old\n"), size: 4, startLine: i64(1), endLine: i64(1), totalLines: i64(1), encoding: "utf-8", commit: f.c1}},
 		{"re-added file", map[string]any{"path": "gone.txt", "rev": "HEAD"},
@@ -189,6 +194,7 @@ func TestFileReadRefusals(t *testing.T) {
 		{"rev as upload-pack", map[string]any{"path": "gone.txt", "rev": "--upload-pack=touch pwned"}, "must not start with '-'", ""},
 		{"path that looks like an option", map[string]any{"path": "--output=pwned"}, "", `"--output=pwned" does not exist at HEAD`},
 		{"path that climbs out", map[string]any{"path": "../x"}, "without '..'", ""},
+		{"option as base64 path", map[string]any{"pathBase64": base64.StdEncoding.EncodeToString([]byte("--output=pwned"))}, "", `"--output=pwned" does not exist at HEAD`},
 		{"absolute path outside", map[string]any{"path": filepath.Join(f.outside, "secret.txt"), "worktree": true}, "inside the repository", ""},
 		{"link leaving the repository", map[string]any{"path": "out-link", "worktree": true}, "leads outside the repository", ""},
 		{"git directory", map[string]any{"path": ".git/config", "worktree": true}, "must not point into a .git directory", ""},
@@ -511,5 +517,35 @@ func TestRangeSinkChunking(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFileBlameThroughAMerge: after a merge, each line is attributed to
+// the branch commit that wrote it, not to the merge.
+func TestFileBlameThroughAMerge(t *testing.T) {
+	repo := newRepo(t)
+	write(t, repo, "m.txt", "1\n2\n3\n4\n5\n")
+	base := commitAll(t, repo, "base")
+	git(t, repo, "checkout", "-q", "-b", "side")
+	write(t, repo, "m.txt", "one\n2\n3\n4\n5\n")
+	side := commitAll(t, repo, "side")
+	git(t, repo, "checkout", "-q", "main")
+	write(t, repo, "m.txt", "1\n2\n3\n4\nfive\n")
+	main := commitAll(t, repo, "main")
+	git(t, repo, "merge", "-q", "--no-edit", "side")
+	var r FileReadData
+	mustOK(t, "file.read", map[string]any{"repoPath": repo, "path": "m.txt"}, &r)
+	if strp(r.Content) != "one\n2\n3\n4\nfive\n" {
+		t.Fatalf("merged content %q", strp(r.Content))
+	}
+	var d FileBlameData
+	raw := mustOK(t, "file.blame", map[string]any{"repoPath": repo, "path": "m.txt"}, &d)
+	var got []string
+	for _, h := range d.Hunks {
+		got = append(got, h.Commit+":"+strconv.FormatInt(h.StartLine, 10)+"+"+strconv.FormatInt(h.Lines, 10))
+	}
+	want := []string{side + ":1+1", base + ":2+3", main + ":5+1"}
+	if !reflect.DeepEqual(got, want) || len(d.Commits) != 3 {
+		t.Fatalf("got %v, want %v (%s)", got, want, raw)
 	}
 }
