@@ -66,7 +66,7 @@ const (
 	defaultReadBytes = 32 << 10
 	maxReadBytes     = 1 << 20
 	// sniffBytes is the window git itself inspects for a NUL byte when it
-	// decides whether content is binary (xdiff's buffer_is_binary).
+	// decides whether content is binary, so both agree on what is text.
 	sniffBytes = 8000
 )
 
