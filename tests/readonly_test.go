@@ -76,6 +76,8 @@ func TestReadToolsLeaveTheRepositoryUntouched(t *testing.T) {
 		"history.search":         {"text": "Answer"},
 		"repo.conflictPreflight": {"targetRef": "side"},
 		"diff.text":              {"base": "HEAD~1", "head": "side"},
+		"file.read":              {"path": "src/app.go", "rev": "side"},
+		"file.blame":             {"path": "src/app.go", "detectMoves": true, "detectCopies": true},
 		"fleet.digest":           {"sinceMs": 0, "repoPaths": []string{repo}},
 		"fleet.radar":            {"repoPaths": []string{repo}},
 	}
