@@ -24,6 +24,9 @@ import (
 //   - core.hooksPath=/dev/null: no hook can run, whatever the command.
 //   - protocol.allow=never: a read never talks to a remote.
 //   - log.showSignature=false: signature checks would run gpg.program.
+//   - mailmap.file=: repository config could name a mailmap file anywhere
+//     on the machine, which blame and %aN formats would read; the
+//     repository's own .mailmap still applies.
 //   - diff.autoRefreshIndex=false: git 2.39's `git diff` rewrites a
 //     stat-dirty index even under --no-optional-locks; this stops it
 //     without changing the diff output.
@@ -48,6 +51,7 @@ var globalFlags = []string{
 	"-c", "core.hooksPath=/dev/null",
 	"-c", "protocol.allow=never",
 	"-c", "log.showSignature=false",
+	"-c", "mailmap.file=",
 	"-c", "diff.autoRefreshIndex=false",
 	"-c", "submodule.recurse=false",
 	"-c", "diff.submodule=short",

@@ -549,3 +549,26 @@ func TestFileBlameThroughAMerge(t *testing.T) {
 		t.Fatalf("got %v, want %v (%s)", got, want, raw)
 	}
 }
+
+// TestFileBlameIgnoresConfiguredMailmapFile: repository config may name a
+// mailmap file anywhere on the machine; blame must not read it (the
+// runner sets mailmap.file empty), while the repository's own .mailmap,
+// which is its content, still applies.
+func TestFileBlameIgnoresConfiguredMailmapFile(t *testing.T) {
+	f := newFileFixture(t)
+	outside := filepath.Join(t.TempDir(), "mailmap")
+	if err := os.WriteFile(outside, []byte("Outside Name <ada@example.com>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, f.repo, "config", "mailmap.file", outside)
+	var d FileBlameData
+	mustOK(t, "file.blame", map[string]any{"repoPath": f.repo, "path": "docs/notes.md"}, &d)
+	for _, c := range d.Commits {
+		if c.AuthorName == "Outside Name" {
+			t.Fatalf("blame read the mailmap file named by repository config: %+v", c)
+		}
+	}
+	if len(d.Commits) == 0 || d.Commits[0].AuthorName != "Ada Author" {
+		t.Fatalf("commits %+v", d.Commits)
+	}
+}
