@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fluxgit/fluxgit/tests/gatewaytest"
 )
 
 // httpServer is one fluxgit serving Streamable HTTP.
@@ -539,5 +541,96 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 	raw, err := os.ReadFile(ledger)
 	if err != nil || !bytes.Contains(raw, []byte("echo.sleep")) {
 		t.Fatalf("ledger lacks the call: %v\n%s\n%s", err, raw, s.stderr)
+	}
+}
+
+// Write proposals over HTTP reach the gateway with the client's name as
+// agentId, in both generations.
+func TestHTTPGatewayPreview(t *testing.T) {
+	g := gatewaytest.New(t)
+	repo := fixtureRepo(t)
+	args := minimalArgs(repo)
+	s := startHTTP(t, handshakeEnv(t, g), "--session-mode", "auto")
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			g.ResetRecords()
+			ctx, cs := sdkHTTP(t, s, version, nil)
+			g.Script(gatewaytest.Plan{Statuses: []string{"completed"}})
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "operation.preview.branch", Arguments: withPreviewBase(args["branch"], repo)})
+			if err != nil || res.IsError {
+				t.Fatalf("preview: %v %+v", err, res)
+			}
+			sc, _ := json.Marshal(res.StructuredContent)
+			if !bytes.Contains(sc, []byte(`"status":"completed"`)) {
+				t.Fatalf("preview result: %s", sc)
+			}
+			reqs := g.RequestsTo(gatewaytest.Preview)
+			if len(reqs) != 1 || reqs[0].JSON()["agentId"] != "go-sdk-http" {
+				t.Fatalf("gateway saw %s", describe(reqs))
+			}
+			noViolations(t, g)
+		})
+	}
+}
+
+// Load: 200 concurrent clients × 50 tools/call each against one process,
+// half legacy sessions and half 2026-07-28: no errors, and the server's
+// goroutines and descriptors return to their baseline after.
+func TestHTTPLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	s := startHTTP(t, append(echoEnv(t), "FLUXGIT_HTTP_STATS=1"), "--session-mode", "auto")
+	listen := modernRequest("listen", "subscriptions/listen", map[string]any{
+		"notifications": map[string]any{"resourceSubscriptions": []string{"shift://status"}}})
+	// The echo provider starts with its first call and lives on.
+	wctx, warm := sdkHTTP(t, s, "2026-07-28", nil)
+	if _, err := warm.CallTool(wctx, &mcp.CallToolParams{Name: "echo.say", Arguments: map[string]any{"text": "warm"}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = warm.Close()
+	base, baseFDs := s.warm(t, listen, modernHeaders("subscriptions/listen", ""))
+	const clients, calls = 200, 50
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []string
+	)
+	start := time.Now()
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			version := "2026-07-28"
+			if c%2 == 1 {
+				version = "2025-11-25"
+			}
+			ctx, cs := sdkHTTP(t, s, version, nil)
+			defer cs.Close()
+			for i := 0; i < calls; i++ {
+				text := fmt.Sprintf("c%d-%d", c, i)
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo.say", Arguments: map[string]any{"text": text}})
+				if err == nil && (res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, text)) {
+					err = fmt.Errorf("unexpected result %+v", res)
+				}
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Sprintf("client %d call %d: %v", c, i, err))
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if len(errs) > 0 {
+		t.Fatalf("%d errors, first: %s", len(errs), errs[0])
+	}
+	after, fds := s.settle(t, base, baseFDs)
+	t.Logf("%d calls in %s (%.0f/s); after: %+v fds %d; baseline %+v fds %d",
+		clients*calls, elapsed.Round(time.Millisecond), float64(clients*calls)/elapsed.Seconds(), after, fds, base, baseFDs)
+	if after.Sessions != 0 || after.OneShots != 0 || after.Goroutines > base.Goroutines+5 || (fds >= 0 && fds > baseFDs+5) {
+		t.Fatalf("not back to baseline: %+v fds %d (baseline %+v fds %d)", after, fds, base, baseFDs)
 	}
 }
