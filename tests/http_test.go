@@ -634,3 +634,72 @@ func TestHTTPLoad(t *testing.T) {
 		t.Fatalf("not back to baseline: %+v fds %d (baseline %+v fds %d)", after, fds, base, baseFDs)
 	}
 }
+
+// A legacy client that loses a request's SSE stream resumes it with GET
+// and Last-Event-ID and receives the reply it missed; disconnecting did
+// not cancel the call.
+func TestHTTPResumeStream(t *testing.T) {
+	s := startHTTP(t, echoEnv(t), "--session-mode", "stateful")
+	resp, body := post(t, s.url, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"resumer","version":"1"}}}`), nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	marker := filepath.Join(t.TempDir(), "sleep")
+	call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+		"params": map[string]any{"name": "echo.sleep", "arguments": map[string]any{"ms": 800, "marker": marker}}})
+	req, _ := http.NewRequest(http.MethodPost, s.url, bytes.NewReader(call))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	tr := &http.Transport{}
+	stream, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil || stream.StatusCode != 200 {
+		t.Fatalf("POST: %v %v", err, stream)
+	}
+	r := bufio.NewReader(stream.Body)
+	var lastID string
+	for lastID == "" {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the priming event: %v", err)
+		}
+		if id, ok := strings.CutPrefix(strings.TrimSpace(line), "id: "); ok {
+			lastID = id
+		}
+	}
+	// The connection drops before the reply.
+	stream.Body.Close()
+	tr.CloseIdleConnections()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if b, _ := os.ReadFile(marker); len(b) > 0 {
+			if string(b) != "finished" {
+				t.Fatalf("the call ended %q: disconnecting cancelled it", b)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the call did not end")
+		}
+	}
+	get, _ := http.NewRequest(http.MethodGet, s.url, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sid)
+	get.Header.Set("Last-Event-ID", lastID)
+	resumed, err := http.DefaultClient.Do(get)
+	if err != nil || resumed.StatusCode != 200 {
+		t.Fatalf("resume: %v %v", err, resumed)
+	}
+	all, _ := io.ReadAll(resumed.Body)
+	resumed.Body.Close()
+	if !bytes.Contains(all, []byte(`"id":"slow"`)) || !bytes.Contains(all, []byte(`\"slept\":800`)) {
+		t.Fatalf("resumed stream: %s", all)
+	}
+	// The stream ended with its reply: resuming again finds nothing.
+	again, _ := http.DefaultClient.Do(get)
+	again.Body.Close()
+	if again.StatusCode != http.StatusNotFound {
+		t.Fatalf("second resume: %d", again.StatusCode)
+	}
+}

@@ -392,9 +392,19 @@ func (h *Handler) serveOn(w http.ResponseWriter, r *http.Request, s *session, bo
 	}
 	jsonOK, sseOK := accepts(r)
 	modern := isModernBody(body)
+	if !oneShot && !modern {
+		s.resumable(ex)
+		ex.attach()
+	}
 	left := h.pump(w, r, s, ex, pumpOptions{jsonOK: jsonOK && !ex.longLived, sseOK: sseOK || ex.longLived,
-		forceSSE: ex.longLived, modern: modern, keepAlive: ex.longLived})
-	if left {
+		forceSSE: ex.longLived, modern: modern, keepAlive: ex.longLived, prime: primes(body) || r.Header.Get(headerVersion) >= mcp.V20251125})
+	if ex.resumable {
+		ex.detach()
+		if !left {
+			s.finished(ex)
+		}
+	}
+	if left && !ex.resumable {
 		s.mu.Lock()
 		if s.exchanges[key] == ex {
 			delete(s.exchanges, key)
@@ -426,6 +436,23 @@ type pumpOptions struct {
 	forceSSE      bool
 	modern        bool
 	keepAlive     bool
+	// prime sends a resumable stream's priming event (an id, no data)
+	// first, as 2025-11-25 advises, so a client can resume before the
+	// first message.
+	prime bool
+	// replay, when set, are events a resumed stream writes first.
+	replay []sentEvent
+}
+
+// primes reports whether an initialize asks for 2025-11-25 or later,
+// whose clients expect priming events.
+func primes(body []byte) bool {
+	var m struct {
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	return json.Unmarshal(body, &m) == nil && m.Params.ProtocolVersion >= mcp.V20251125
 }
 
 // keepAliveEvery is how often a quiet long-lived stream gets an SSE
@@ -443,6 +470,18 @@ func (h *Handler) pump(w http.ResponseWriter, r *http.Request, s *session, ex *e
 		_, err := w.Write(b)
 		return err
 	}
+	var buf bytes.Buffer
+	event := func(m message, seq uint64) error {
+		buf.Reset()
+		buf.WriteString("event: message\n")
+		if ex.resumable {
+			fmt.Fprintf(&buf, "id: %d-%d\n", ex.num, seq)
+		}
+		buf.WriteString("data: ")
+		buf.Write(m.b)
+		buf.WriteString("\n\n")
+		return write(buf.Bytes())
+	}
 	startSSE := func() error {
 		hd := w.Header()
 		hd.Set("Content-Type", "text/event-stream")
@@ -450,6 +489,11 @@ func (h *Handler) pump(w http.ResponseWriter, r *http.Request, s *session, ex *e
 		hd.Set("X-Accel-Buffering", "no")
 		w.WriteHeader(http.StatusOK)
 		started = true
+		if ex.resumable && o.prime && len(o.replay) == 0 {
+			if err := write([]byte(fmt.Sprintf("id: %d-0\ndata:\n\n", ex.num))); err != nil {
+				return err
+			}
+		}
 		_ = rc.SetWriteDeadline(time.Now().Add(h.opts.WriteTimeout))
 		return rc.Flush()
 	}
@@ -465,7 +509,15 @@ func (h *Handler) pump(w http.ResponseWriter, r *http.Request, s *session, ex *e
 		defer t.Stop()
 		tick = t.C
 	}
-	var buf bytes.Buffer
+	for _, e := range o.replay {
+		if err := event(message{b: e.b, final: e.final}, e.seq); err != nil {
+			return true
+		}
+		if e.final {
+			_ = rc.Flush()
+			return false
+		}
+	}
 	for {
 		q, ended := ex.take()
 		for _, m := range q {
@@ -485,11 +537,11 @@ func (h *Handler) pump(w http.ResponseWriter, r *http.Request, s *session, ex *e
 					return true
 				}
 			}
-			buf.Reset()
-			buf.WriteString("event: message\ndata: ")
-			buf.Write(m.b)
-			buf.WriteString("\n\n")
-			if err := write(buf.Bytes()); err != nil {
+			var seq uint64
+			if ex.resumable {
+				seq = ex.record(m)
+			}
+			if err := event(m, seq); err != nil {
 				ex.leave()
 				return true
 			}
@@ -573,6 +625,10 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, status, nil, codeInvalidRequest, why)
 		return
 	}
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		h.resume(w, r, s, last)
+		return
+	}
 	s.mu.Lock()
 	if s.attached {
 		s.mu.Unlock()
@@ -595,6 +651,59 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.releaseStream()
 	h.pump(w, r, s, s.standalone, pumpOptions{sseOK: true, forceSSE: true, keepAlive: true})
+}
+
+// resume continues a session's stream after the event last (MCP
+// 2025-11-25, resumability): the events after it are replayed, then the
+// stream goes on live; a request's stream ends with its reply.
+func (h *Handler) resume(w http.ResponseWriter, r *http.Request, s *session, last string) {
+	var num, seq uint64
+	if _, err := fmt.Sscanf(last, "%d-%d", &num, &seq); err != nil || fmt.Sprintf("%d-%d", num, seq) != last {
+		writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, fmt.Sprintf("Last-Event-ID %q is not an event id of this server (<stream>-<event>)", last))
+		return
+	}
+	if num == 0 {
+		s.mu.Lock()
+		if s.attached {
+			s.mu.Unlock()
+			writeRPCError(w, http.StatusConflict, nil, codeInvalidRequest, "this session already has an open GET stream; only one is served at a time")
+			return
+		}
+		s.attached = true
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.attached = false
+			s.mu.Unlock()
+		}()
+		if !h.acquireStream() {
+			w.Header().Set("Retry-After", "30")
+			writeRPCError(w, http.StatusServiceUnavailable, nil, codeInvalidRequest, fmt.Sprintf("too many open streams (%d, the limit)", h.opts.MaxStreams))
+			return
+		}
+		defer h.releaseStream()
+		h.pump(w, r, s, s.standalone, pumpOptions{sseOK: true, forceSSE: true, keepAlive: true, replay: s.standalone.since(seq)})
+		return
+	}
+	s.mu.Lock()
+	ex := s.streams[num]
+	s.mu.Unlock()
+	if ex == nil {
+		writeRPCError(w, http.StatusNotFound, nil, codeInvalidRequest, fmt.Sprintf("stream %d of this session is unknown or already ended with its reply", num))
+		return
+	}
+	if !ex.attach() {
+		writeRPCError(w, http.StatusConflict, nil, codeInvalidRequest, fmt.Sprintf("stream %d is being read by another response", num))
+		return
+	}
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	left := h.pump(w, r, s, ex, pumpOptions{sseOK: true, forceSSE: true, replay: ex.since(seq)})
+	ex.detach()
+	if !left {
+		s.finished(ex)
+	}
+	s.touch()
 }
 
 // del ends a stateful session.

@@ -45,6 +45,11 @@ type session struct {
 	standalone *exchange            // the GET stream's queue (stateful sessions)
 	attached   bool                 // a GET stream is open
 	lastUse    time.Time
+	// streams are the resumable streams of a stateful session by number
+	// (MCP 2025-11-25, resumability): each POST answered as SSE; the GET
+	// stream is number 0.
+	streams    map[uint64]*exchange
+	lastStream uint64
 }
 
 var (
@@ -59,9 +64,11 @@ func (h *Handler) newSession(id, subject string) *session {
 			h.log.Debug("rpc: " + f)
 		})),
 		in: make(chan []byte, 64), closed: make(chan struct{}), done: make(chan struct{}),
-		exchanges: map[string]*exchange{}, related: map[uint64]string{}, lastUse: time.Now()}
+		exchanges: map[string]*exchange{}, related: map[uint64]string{}, lastUse: time.Now(),
+		streams: map[uint64]*exchange{}}
 	if id != "" {
 		s.standalone = newExchange(true)
+		s.standalone.resumable = true
 	}
 	if subject != "" {
 		s.mcp.SetAuthenticatedAgent(subject)
@@ -128,6 +135,24 @@ func (s *session) endStreams() {
 	for _, key := range listens {
 		s.cancel(json.RawMessage(key))
 	}
+}
+
+// resumable makes ex a numbered, resumable stream of the session.
+func (s *session) resumable(ex *exchange) {
+	s.mu.Lock()
+	s.lastStream++
+	ex.num, ex.resumable = s.lastStream, true
+	s.streams[ex.num] = ex
+	s.mu.Unlock()
+}
+
+// finished forgets a resumable stream whose reply was written.
+func (s *session) finished(ex *exchange) {
+	s.mu.Lock()
+	if s.streams[ex.num] == ex {
+		delete(s.streams, ex.num)
+	}
+	s.mu.Unlock()
 }
 
 // ReadObject implements jsonrpc2.ObjectStream: the next message a POST
@@ -300,6 +325,14 @@ type message struct {
 type exchange struct {
 	persistent bool
 	longLived  bool // subscriptions/listen: counted against MaxStreams
+	// resumable streams number their events "<num>-<seq>" and keep the
+	// newest maxQueued written, so a client that lost the connection can
+	// GET with Last-Event-ID and get the rest (stateful sessions only).
+	resumable bool
+	num       uint64
+	seq       uint64
+	sent      []sentEvent
+	reader    bool // a response is reading the stream
 
 	mu      sync.Mutex
 	queue   []message
@@ -365,10 +398,59 @@ func (ex *exchange) take() ([]message, bool) {
 	return q, ended
 }
 
+// sentEvent is an event written on a resumable stream.
+type sentEvent struct {
+	seq   uint64
+	b     []byte
+	final bool
+}
+
+// record numbers the next event and keeps it for a resumption.
+func (ex *exchange) record(m message) uint64 {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	ex.seq++
+	if len(ex.sent) >= maxQueued {
+		ex.sent = ex.sent[1:]
+	}
+	ex.sent = append(ex.sent, sentEvent{seq: ex.seq, b: m.b, final: m.final})
+	return ex.seq
+}
+
+// since returns the recorded events after seq.
+func (ex *exchange) since(seq uint64) []sentEvent {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	var out []sentEvent
+	for _, e := range ex.sent {
+		if e.seq > seq {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// attach claims the stream for one reader; false when another reads it.
+func (ex *exchange) attach() bool {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.reader {
+		return false
+	}
+	ex.reader = true
+	return true
+}
+
+func (ex *exchange) detach() {
+	ex.mu.Lock()
+	ex.reader = false
+	ex.mu.Unlock()
+}
+
 // leave marks a reader gone: a request's stream takes nothing more, a GET
-// stream keeps queueing for the next GET.
+// stream or a resumable stream keeps queueing for the next reader.
 func (ex *exchange) leave() {
-	if ex.persistent {
+	if ex.persistent || ex.resumable {
 		return
 	}
 	ex.mu.Lock()
