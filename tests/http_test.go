@@ -703,3 +703,51 @@ func TestHTTPResumeStream(t *testing.T) {
 		t.Fatalf("second resume: %d", again.StatusCode)
 	}
 }
+
+// Over HTTP the framework works as over stdio: progress and log lines
+// reach the client on the stream of their request, and a provider's
+// elicitation and sampling are answered (legacy: server requests on the
+// POST stream, answered by POSTs; 2026-07-28: input_required rounds).
+func TestHTTPFramework(t *testing.T) {
+	s := startHTTP(t, exampleEnv(t), "--session-mode", "stateful")
+	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			seen := &clientLog{}
+			ctx, cs := sdkHTTP(t, s, version, exampleClientOptions(seen, false))
+			params := &mcp.CallToolParams{Name: "example.count", Arguments: map[string]any{"steps": 3}}
+			params.SetProgressToken("count-http")
+			res, err := cs.CallTool(ctx, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := exampleData(t, res); d["steps"] != float64(3) {
+				t.Fatalf("count data: %v", d)
+			}
+			if got := settle(seen, func(e seenEvents) bool { return len(e.progress) >= 4 }).progress; len(got) != 4 || got[3] != 3 {
+				t.Fatalf("progress %v", got)
+			}
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "example.ask", Arguments: map[string]any{"topic": "http"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := exampleData(t, res); d["name"] != "Ada" || d["model"] != "test-model" {
+				t.Fatalf("ask data: %v", d)
+			}
+			if got := seen.snapshot(); len(got.elicits) != 1 || got.samples != 1 {
+				t.Fatalf("client saw %d elicitations and %d samplings", len(got.elicits), got.samples)
+			}
+			if version == "2026-07-28" {
+				return // logging/setLevel is a legacy method
+			}
+			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "example.logs", Arguments: map[string]any{}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := settle(seen, func(e seenEvents) bool { return len(e.logLevels) >= 5 }).logLevels; len(got) != 5 || got[0] != "warning" {
+				t.Fatalf("log levels at warning: %v", got)
+			}
+		})
+	}
+}
