@@ -140,11 +140,16 @@ func ConfigFromEnv(getenv func(string) string) Config {
 	}
 }
 
-// splitList splits on commas and white space, dropping empty items.
+// splitList splits on commas and white space, dropping empty items; nil
+// when there are none.
 func splitList(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool {
+	out := strings.FieldsFunc(s, func(r rune) bool {
 		return r == ',' || r == ' ' || r == '\t' || r == '\n'
 	})
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // validate checks the settings for the selected mode and fails closed:
