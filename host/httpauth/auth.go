@@ -240,7 +240,7 @@ func (a *Authenticator) verify(ctx context.Context, raw string) (string, *authEr
 	default:
 		src, ok := a.remote[unverified.Issuer]
 		if !ok {
-			return "", a.invalidToken(fmt.Sprintf("The access token was issued by %q, which is not an authorization server of this resource. Obtain a token from one listed at %s.", unverified.Issuer, a.metadataURL), "unknown issuer")
+			return "", a.invalidToken(fmt.Sprintf("The access token was issued by %q, which is not an authorization server of this resource. Obtain a token from one listed at %s.", clip(unverified.Issuer), a.metadataURL), "unknown issuer")
 		}
 		expectedIss = unverified.Issuer
 		keys, err = src.candidates(ctx, hdr.KeyID, alg)
@@ -269,7 +269,7 @@ func (a *Authenticator) verify(ctx context.Context, raw string) (string, *authEr
 		return "", a.invalidToken("The bearer token's claims are malformed. Obtain a new access token.", "claims: "+err.Error())
 	}
 	if claims.Issuer != expectedIss {
-		return "", a.invalidToken(fmt.Sprintf("The token's issuer %q is not the accepted issuer %q. Obtain a token from that issuer.", claims.Issuer, expectedIss), "wrong issuer")
+		return "", a.invalidToken(fmt.Sprintf("The token's issuer %q is not the accepted issuer %q. Obtain a token from that issuer.", clip(claims.Issuer), expectedIss), "wrong issuer")
 	}
 	if e := a.checkAudience(claims.Audience); e != nil {
 		return "", e
@@ -327,7 +327,17 @@ func audString(aud jwt.Audience) string {
 		return "no audience"
 	}
 	b, _ := json.Marshal([]string(aud))
-	return string(b)
+	return clip(string(b))
+}
+
+// clip bounds a claim value echoed in a refusal: it comes from an
+// unverified or foreign token and must not blow up the header.
+func clip(s string) string {
+	const limit = 200
+	if len(s) <= limit {
+		return s
+	}
+	return s[:limit] + "…"
 }
 
 // checkTimes requires exp and applies the leeway to exp, nbf and iat.

@@ -624,7 +624,7 @@ func TestTokenNeverLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := mint(t, rsaKey, with(std(as.issuer, "http://elsewhere/mcp"), func(c *jwt.Claims) {}))
+	tok := mint(t, rsaKey, std(as.issuer, "http://elsewhere/mcp"))
 	if rec := do(a.Wrap(echoSubject), "/mcp", "Bearer "+tok); rec.Code != 401 {
 		t.Fatalf("status %d", rec.Code)
 	}
@@ -662,5 +662,21 @@ func TestPreflightPasses(t *testing.T) {
 	h.ServeHTTP(rec, req)
 	if rec.Code != 401 {
 		t.Fatalf("plain OPTIONS status %d, want 401", rec.Code)
+	}
+}
+
+// TestEchoedClaimsBounded: a long foreign issuer is clipped in the
+// challenge, which stays a single header of modest size.
+func TestEchoedClaimsBounded(t *testing.T) {
+	testKeys(t)
+	as := newAuthServer(t, "", rsaKey)
+	a := newOAuth(t, as, &clock{t: t0})
+	tok := mint(t, rsaKey, with(std(as.issuer, testResource), func(c *jwt.Claims) { c.Issuer = "https://" + strings.Repeat("e", 8000) }))
+	rec := do(a.Wrap(echoSubject), "/mcp", "Bearer "+tok)
+	if rec.Code != 401 {
+		t.Fatalf("status %d", rec.Code)
+	}
+	if ch := rec.Header().Get("WWW-Authenticate"); len(ch) > 1024 || !strings.Contains(ch, `error="invalid_token"`) {
+		t.Fatalf("challenge of %d bytes: %.200s", len(ch), ch)
 	}
 }
