@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/pflag"
 
+	"github.com/fluxgit/fluxgit/host/httpauth"
 	"github.com/fluxgit/fluxgit/host/httpserve"
 	"github.com/fluxgit/fluxgit/host/mcp"
 )
@@ -46,6 +48,7 @@ func (o *httpOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.sessionMode, "session-mode", string(httpserve.Stateless), "legacy HTTP sessions: auto, stateful or stateless (env MCP_SESSION_MODE)")
 	f.StringSliceVar(&o.allowedHosts, "allowed-hosts", nil, "extra Host names accepted besides loopback ones, * for any (env MCP_HTTP_ALLOWED_HOSTS, comma-separated)")
 	f.StringSliceVar(&o.allowedOrigins, "allowed-origins", nil, "extra browser Origins accepted besides loopback ones (env MCP_HTTP_ALLOWED_ORIGINS, comma-separated)")
+	f.StringVar(&o.authMode, "auth-mode", "none", "HTTP authentication: none, jwt or oauth (env MCP_AUTH_MODE; the other settings are MCP_JWT_* and MCP_OAUTH_*)")
 }
 
 // resolve applies the environment to every flag not given, and checks.
@@ -90,6 +93,7 @@ func (o *httpOptions) resolve(f *pflag.FlagSet) error {
 		{"session-mode", "MCP_SESSION_MODE", str(&o.sessionMode)},
 		{"allowed-hosts", "MCP_HTTP_ALLOWED_HOSTS", list(&o.allowedHosts)},
 		{"allowed-origins", "MCP_HTTP_ALLOWED_ORIGINS", list(&o.allowedOrigins)},
+		{"auth-mode", httpauth.EnvAuthMode, str(&o.authMode)},
 	} {
 		if err := env(e.flag, e.name, e.apply); err != nil {
 			return err
@@ -108,22 +112,31 @@ func (o *httpOptions) resolve(f *pflag.FlagSet) error {
 	if !strings.HasPrefix(o.path, "/") {
 		return fmt.Errorf("HTTP path %q must begin with / (--http-path, MCP_HTTP_PATH)", o.path)
 	}
-	o.authMode = strings.ToLower(strings.TrimSpace(os.Getenv("MCP_AUTH_MODE")))
-	if o.authMode == "" {
-		o.authMode = "none"
+	o.authMode = strings.ToLower(strings.TrimSpace(o.authMode))
+	switch httpauth.Mode(o.authMode) {
+	case httpauth.ModeNone, httpauth.ModeJWT, httpauth.ModeOAuth:
+	default:
+		return fmt.Errorf("auth mode %q is not none, jwt or oauth (--auth-mode, MCP_AUTH_MODE)", o.authMode)
 	}
 	return nil
 }
 
-// httpAuth is the authentication seam: it turns an auth mode into the
-// endpoint's middleware (401/403 with WWW-Authenticate, metadata routes)
-// and the lookup of the authenticated subject, which becomes the agent id.
-// host/httpauth plugs in here; this build knows only "none".
-var httpAuth = func(mode string, _ hclog.Logger) (func(http.Handler) http.Handler, func(context.Context) (string, bool), error) {
-	if mode == "none" {
+// httpAuth turns the auth mode and the MCP_JWT_* / MCP_OAUTH_* settings
+// into the endpoint's middleware (host/httpauth: 401/403 with
+// WWW-Authenticate, the protected resource metadata routes) and the lookup
+// of the authenticated subject, which becomes the agent id.
+func httpAuth(mode string, lg hclog.Logger) (func(http.Handler) http.Handler, func(context.Context) (string, bool), error) {
+	if mode == string(httpauth.ModeNone) {
 		return nil, nil, nil
 	}
-	return nil, nil, fmt.Errorf("MCP_AUTH_MODE %q is not available in this build (none is)", mode)
+	cfg := httpauth.ConfigFromEnv(os.Getenv)
+	cfg.Mode = httpauth.Mode(mode)
+	cfg.Logger = slog.New(slog.NewTextHandler(lg.Named("auth").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Info}), nil))
+	a, err := httpauth.New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a.Wrap, httpauth.Subject, nil
 }
 
 // shutdownGrace bounds how long requests in flight may run after SIGTERM.
