@@ -62,7 +62,10 @@ const (
 	DefaultMaxSessions  = 1024
 	// DefaultMaxStreams bounds the long-lived streams (legacy GET streams
 	// and subscriptions/listen) open at once, server-wide.
-	DefaultMaxStreams  = 512
+	DefaultMaxStreams = 512
+	// DefaultMaxInFlight bounds the requests served outside a session
+	// (2026-07-28 and stateless legacy ones) at once, server-wide.
+	DefaultMaxInFlight = 4096
 	DefaultIdleTimeout = 30 * time.Minute
 	// DefaultWriteTimeout bounds one write to a client; a client that
 	// stops reading loses its stream instead of holding server memory.
@@ -85,6 +88,7 @@ type Options struct {
 	MaxBodyBytes   int64
 	MaxSessions    int
 	MaxStreams     int
+	MaxInFlight    int
 	IdleTimeout    time.Duration
 	WriteTimeout   time.Duration
 	// Middleware wraps the MCP endpoint, normally an authenticator
@@ -142,6 +146,9 @@ func New(opts Options) (*Handler, error) {
 	}
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
 	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout

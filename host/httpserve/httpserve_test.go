@@ -318,3 +318,32 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// Requests outside a session beyond MaxInFlight are refused with 503 and
+// Retry-After while the others run.
+func TestInFlightLimit(t *testing.T) {
+	h, ts := newTestHandler(t, Stateless, func(o *Options) { o.MaxInFlight = 1 })
+	listen := `{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+DefaultPath, strings.NewReader(listen))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(headerVersion, "2026-07-28")
+	req.Header.Set(headerMethod, "subscriptions/listen")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("listen: %v %v", err, resp)
+	}
+	defer resp.Body.Close()
+	waitFor(t, func() bool { return h.Stats().OneShots == 1 })
+	ping := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	r2, body := do(t, http.MethodPost, ts.URL+DefaultPath, ping, map[string]string{headerVersion: "2026-07-28", headerMethod: "server/discover"})
+	if r2.StatusCode != http.StatusServiceUnavailable || r2.Header.Get("Retry-After") == "" || !strings.Contains(body, "too many requests in flight") {
+		t.Fatalf("beyond the limit: %d %s", r2.StatusCode, body)
+	}
+	cancel()
+	waitFor(t, func() bool { return h.Stats().OneShots == 0 })
+	if r3, body := do(t, http.MethodPost, ts.URL+DefaultPath, ping, map[string]string{headerVersion: "2026-07-28", headerMethod: "server/discover"}); r3.StatusCode != 200 || !strings.Contains(body, "supportedVersions") {
+		t.Fatalf("after: %d %s", r3.StatusCode, body)
+	}
+}

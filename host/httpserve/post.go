@@ -293,6 +293,15 @@ func (h *Handler) openSession(subject string) (*session, error) {
 
 // serveOneShot serves one request in a session of its own.
 func (h *Handler) serveOneShot(w http.ResponseWriter, r *http.Request, body []byte, subject, legacyVersion string) {
+	h.mu.Lock()
+	full := len(h.oneShots) >= h.opts.MaxInFlight
+	h.mu.Unlock()
+	if full {
+		w.Header().Set("Retry-After", "1")
+		writeRPCError(w, http.StatusServiceUnavailable, requestID(body), codeInvalidRequest,
+			fmt.Sprintf("too many requests in flight (%d, the limit); retry shortly", h.opts.MaxInFlight))
+		return
+	}
 	s := h.newSession("", subject)
 	if legacyVersion != "" {
 		s.mcp.AssumeLegacyVersion(legacyVersion)
