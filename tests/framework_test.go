@@ -58,7 +58,22 @@ func exampleSession(t *testing.T, version string, decline bool) (context.Context
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	seen := &clientLog{}
-	opts := &mcp.ClientOptions{
+	opts := exampleClientOptions(seen, decline)
+	cmd := exec.Command(fluxgitBin)
+	cmd.Env = exampleEnv(t)
+	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-example", Version: "1.0.0"}, opts)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return ctx, cs, seen
+}
+
+// exampleClientOptions answers elicitation (accepting with name Ada, or
+// declining) and sampling, and records what the client handled in seen.
+func exampleClientOptions(seen *clientLog, decline bool) *mcp.ClientOptions {
+	return &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			seen.mu.Lock()
 			seen.elicits = append(seen.elicits, req.Params.Message)
@@ -92,15 +107,6 @@ func exampleSession(t *testing.T, version string, decline bool) (context.Context
 			seen.mu.Unlock()
 		},
 	}
-	cmd := exec.Command(fluxgitBin)
-	cmd.Env = exampleEnv(t)
-	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-example", Version: "1.0.0"}, opts)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return ctx, cs, seen
 }
 
 func exampleData(t *testing.T, res *mcp.CallToolResult) map[string]any {
