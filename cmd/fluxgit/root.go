@@ -57,6 +57,8 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 		RunE:          serve.RunE,
 	}
+	// Bare fluxgit serves as `fluxgit serve` does, its flags included.
+	root.Flags().AddFlagSet(serve.Flags())
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "host configuration file (default $FLUXGIT_CONFIG)")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "stderr log level: trace, debug, info, warn, error")
 	root.AddCommand(serve, newSpecCmd(g), newProvidersCmd(g), newVersionCmd(), newProviderCmd())

@@ -20,17 +20,23 @@ import (
 )
 
 func newServeCmd(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
+	o := &httpOptions{}
+	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve MCP on stdin/stdout (the default)",
+		Short: "Serve MCP on stdin/stdout (the default) or over Streamable HTTP (--transport http)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serve(cmd.Context(), g)
+			if err := o.resolve(cmd.Flags()); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			return serve(cmd.Context(), g, o)
 		},
 	}
+	o.register(cmd.Flags())
+	return cmd
 }
 
-func serve(ctx context.Context, g *globalOptions) error {
+func serve(ctx context.Context, g *globalOptions, o *httpOptions) error {
 	log := g.logger()
 	cfg, err := setup.LoadConfig(g.config(), builtin.Names())
 	if err != nil {
@@ -57,12 +63,6 @@ func serve(ctx context.Context, g *globalOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	rpcLog := log.Named("rpc")
-	stream := rpc.NewStream(os.Stdin, os.Stdout, rpc.WithLogFunc(func(format string, args ...any) {
-		// Rejected frames are the client's problem, reported to it in the
-		// reply; keep them out of the log unless asked for.
-		rpcLog.Debug(fmt.Sprintf(format, args...))
-	}))
 	// runDir arguments may always name the run directory the ledger uses;
 	// without one (no home directory), only directories inside the roots.
 	runDir, _ := audit.RunDir()
@@ -77,6 +77,16 @@ func serve(ctx context.Context, g *globalOptions) error {
 		Presence:  presenceRecord(log),
 	})
 	defer srv.Close()
+	if o.transport == "http" {
+		return serveHTTP(ctx, srv, o, log)
+	}
+
+	rpcLog := log.Named("rpc")
+	stream := rpc.NewStream(os.Stdin, os.Stdout, rpc.WithLogFunc(func(format string, args ...any) {
+		// Rejected frames are the client's problem, reported to it in the
+		// reply; keep them out of the log unless asked for.
+		rpcLog.Debug(fmt.Sprintf(format, args...))
+	}))
 	return srv.Serve(ctx, stream)
 }
 

@@ -87,7 +87,7 @@ func (rq *request) progress(p *wire.Progress) {
 		params["message"] = p.Message
 	}
 	// Sent under the lock so two reports cannot overtake each other.
-	rq.sess.notify("notifications/progress", params)
+	rq.sess.notifyFor(&rq.id, "notifications/progress", params)
 	rq.mu.Unlock()
 }
 
@@ -111,7 +111,7 @@ func (rq *request) logLine(l *wire.Log) {
 		return
 	}
 	rq.logs++
-	rq.sess.notify("notifications/message", json.RawMessage(msg))
+	rq.sess.notifyFor(&rq.id, "notifications/message", json.RawMessage(msg))
 }
 
 // finish ends the request-scoped stream: nothing more is forwarded, and
@@ -126,7 +126,7 @@ func (rq *request) finish() {
 	if rq.dropped > 0 && rq.sess != nil && wants(rq.gen.logLevel, "warning") {
 		data, _ := rpc.Marshal(fmt.Sprintf("%d more log messages of this request were dropped (at most %d are sent per request)", rq.dropped, maxLogsPerCall))
 		if msg, err := logMessage("warning", "fluxgit", data); err == nil {
-			rq.sess.notify("notifications/message", json.RawMessage(msg))
+			rq.sess.notifyFor(&rq.id, "notifications/message", json.RawMessage(msg))
 		}
 	}
 }
@@ -166,6 +166,9 @@ func (rq *request) askClient(cr *wire.ClientRequest) (json.RawMessage, *wire.Fai
 	ctx, cancel := context.WithTimeout(rq.ctx, clientRequestTimeout)
 	defer cancel()
 	id := jsonrpc2.ID{Num: rq.sess.nextOutgoing()}
+	if r, ok := rq.sess.stream.(Router); ok {
+		r.RelateOutgoing(id, rq.id)
+	}
 	w, err := conn.DispatchCall(ctx, cr.Method, json.RawMessage(cr.Params), jsonrpc2.PickID(id))
 	var res json.RawMessage
 	if err == nil {
@@ -180,7 +183,7 @@ func (rq *request) askClient(cr *wire.ClientRequest) (json.RawMessage, *wire.Fai
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			reason = fmt.Sprintf("no answer within %s", clientRequestTimeout)
 		}
-		rq.sess.abandonOutgoing(id, reason)
+		rq.sess.abandonOutgoing(rq.id, id, reason)
 	}
 	var je *jsonrpc2.Error
 	switch {

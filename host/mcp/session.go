@@ -24,6 +24,7 @@ type Session struct {
 	mu       sync.Mutex
 	legacy   generation // legacy state set by initialize
 	inits    bool
+	agent    string // transport-authenticated agent id; "" when none
 	logLevel string // set by logging/setLevel; "" sends no log messages
 	flight   map[jsonrpc2.ID]context.CancelFunc
 	running  sync.WaitGroup // requests being served
@@ -79,12 +80,68 @@ func (sess *Session) connection() *jsonrpc2.Conn {
 	return sess.conn
 }
 
-// notify sends a notification on the session's connection; a session
+// Router is implemented by transports that carry each server message on a
+// channel tied to one client request: Streamable HTTP answers a POST on its
+// own response stream, and the MCP transports specification wants
+// request-scoped notifications and server requests on the stream of the
+// request they relate to. Without it every message goes to the one
+// connection.
+type Router interface {
+	// NotifyRelated writes a notification that relates to the client
+	// request the handler received as related, or to none (nil): a
+	// resource change for a legacy subscription, say.
+	NotifyRelated(related *jsonrpc2.ID, method string, params any) error
+	// RelateOutgoing ties the server's request out, about to be sent, to
+	// the client request it is made for.
+	RelateOutgoing(out, related jsonrpc2.ID)
+}
+
+// notify sends a notification unrelated to any one request.
+func (sess *Session) notify(method string, params any) { sess.notifyFor(nil, method, params) }
+
+// notifyFor sends a notification on the session's connection, routed to
+// the stream of the request related when the transport routes; a session
 // that is not serving (a test driving dispatch directly) drops it.
-func (sess *Session) notify(method string, params any) {
+func (sess *Session) notifyFor(related *jsonrpc2.ID, method string, params any) {
+	if r, ok := sess.stream.(Router); ok {
+		_ = r.NotifyRelated(related, method, params)
+		return
+	}
 	if conn := sess.connection(); conn != nil {
 		_ = conn.Notify(sess.ctx, method, params)
 	}
+}
+
+// SetAuthenticatedAgent makes name, the subject a transport authenticated
+// (a verified bearer token, say), the session's agent id: it replaces the
+// clientInfo.name of initialize and of every modern request, so the audit
+// ledger, the presence record and the approval gateway attribute calls to
+// the authenticated caller, not to a name the client chose. Call it before
+// Serve. An empty name changes nothing.
+func (sess *Session) SetAuthenticatedAgent(name string) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.agent = name
+	if name != "" {
+		sess.legacy.client.Name = name
+	}
+}
+
+// AssumeLegacyVersion serves the session's legacy requests as version
+// without an initialize: a stateless HTTP request carries its negotiated
+// version only in its MCP-Protocol-Version header. It reports false, and
+// changes nothing, for a version that is not a legacy one this server
+// speaks.
+func (sess *Session) AssumeLegacyVersion(version string) bool {
+	for _, v := range LegacyVersions {
+		if v == version {
+			sess.mu.Lock()
+			sess.legacy.version = version
+			sess.mu.Unlock()
+			return true
+		}
+	}
+	return false
 }
 
 // nextOutgoing numbers a request to the client. Ids start at 1 and are
@@ -104,8 +161,8 @@ type outgoingForgetter interface {
 
 // abandonOutgoing gives up on a request sent to the client: the client is
 // told (notifications/cancelled), and a late answer is ignored.
-func (sess *Session) abandonOutgoing(id jsonrpc2.ID, reason string) {
-	sess.notify("notifications/cancelled", map[string]any{"requestId": id.Num, "reason": reason})
+func (sess *Session) abandonOutgoing(related, id jsonrpc2.ID, reason string) {
+	sess.notifyFor(&related, "notifications/cancelled", map[string]any{"requestId": id.Num, "reason": reason})
 	if f, ok := sess.stream.(outgoingForgetter); ok {
 		f.ForgetOutgoing(id)
 	}
@@ -370,6 +427,20 @@ func (sess *Session) generation(method string, p params) (generation, error) {
 		g.progressToken = progressToken(meta)
 		return g, nil
 	}
+	g, err := sess.modernGeneration(meta, rawVer)
+	if err != nil {
+		return generation{}, err
+	}
+	sess.mu.Lock()
+	if sess.agent != "" {
+		g.client.Name = sess.agent
+	}
+	sess.mu.Unlock()
+	return g, nil
+}
+
+// modernGeneration reads a modern request's _meta.
+func (sess *Session) modernGeneration(meta map[string]json.RawMessage, rawVer json.RawMessage) (generation, error) {
 	var ver string
 	if json.Unmarshal(rawVer, &ver) != nil {
 		return generation{}, invalidParams("_meta[\"" + metaProtocolVersion + "\"] must be a string")
@@ -417,12 +488,15 @@ func (sess *Session) initialize(p params) (json.RawMessage, error) {
 	switch {
 	case named:
 		g.client = ci
-	case sess.inits:
+	case sess.inits || sess.agent != "":
 		// A later initialize without a usable name (blank, missing,
 		// malformed) keeps the agent id the session already has: the
 		// audit ledger and the roster attribute calls by it, and an
 		// anonymous re-handshake must not erase who is calling.
 		g.client = sess.legacy.client
+	}
+	if sess.agent != "" {
+		g.client.Name = sess.agent
 	}
 	sess.legacy = g
 	sess.inits = true

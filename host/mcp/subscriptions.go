@@ -158,19 +158,23 @@ func (sess *Session) resourceChanged(uri string) {
 	key := normalizeURI(uri)
 	sess.subs.mu.Lock()
 	legacy := sess.subs.legacy[key]
-	var tagged []json.RawMessage
-	for _, l := range sess.subs.listens {
+	type tag struct {
+		id    jsonrpc2.ID
+		subID json.RawMessage
+	}
+	var tagged []tag
+	for id, l := range sess.subs.listens {
 		if l.uris[key] {
-			tagged = append(tagged, l.subID)
+			tagged = append(tagged, tag{id, l.subID})
 		}
 	}
 	sess.subs.mu.Unlock()
 	if legacy {
 		sess.notify("notifications/resources/updated", map[string]any{"uri": uri})
 	}
-	for _, id := range tagged {
-		sess.notify("notifications/resources/updated", map[string]any{
-			"uri": uri, "_meta": map[string]any{metaSubscriptionID: id},
+	for _, tg := range tagged {
+		sess.notifyFor(&tg.id, "notifications/resources/updated", map[string]any{
+			"uri": uri, "_meta": map[string]any{metaSubscriptionID: tg.subID},
 		})
 	}
 }
@@ -281,7 +285,7 @@ func (sess *Session) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, p 
 		delete(sess.subs.listens, id)
 		sess.subs.mu.Unlock()
 	}()
-	sess.notify("notifications/subscriptions/acknowledged", map[string]any{
+	sess.notifyFor(&id, "notifications/subscriptions/acknowledged", map[string]any{
 		"_meta":         map[string]any{metaSubscriptionID: subID},
 		"notifications": map[string]any{"resourceSubscriptions": honoured},
 	})
