@@ -363,6 +363,80 @@ func runConformance(t *testing.T, env nodeSetup, url string) map[string]scenario
 	return results
 }
 
+// compareConformance holds the results against the expectations of one
+// session mode. It returns the scenarios that failed as expected and one
+// problem per deviation: a scenario without a result, a failure not
+// listed, a listed scenario that passes.
+func compareConformance(scenarios []string, results map[string]scenarioResult, want map[string]string) (expectedFails, problems []string) {
+	for _, scenario := range scenarios {
+		r, ran := results[scenario]
+		reason, listed := want[scenario]
+		switch {
+		case !ran:
+			problems = append(problems, scenario+": the suite recorded no result")
+		case r.passed() && listed:
+			problems = append(problems, fmt.Sprintf("%s passes now but expected-failures.yaml lists it (%s); remove the entry", scenario, reason))
+		case !r.passed() && !listed:
+			problems = append(problems, fmt.Sprintf("%s fails: %s", scenario, r.problems()))
+		case !r.passed():
+			expectedFails = append(expectedFails, scenario)
+		}
+	}
+	sort.Strings(expectedFails)
+	return expectedFails, problems
+}
+
+// TestCompareConformance pins the comparison rules without Node.
+func TestCompareConformance(t *testing.T) {
+	pass := scenarioResult{checks: []check{{ID: "a", Status: "SUCCESS"}, {ID: "b", Status: "INFO"}}}
+	fail := scenarioResult{checks: []check{{ID: "a", Status: "SUCCESS"}, {ID: "b", Status: "FAILURE", ErrorMessage: "boom"}}}
+	warn := scenarioResult{checks: []check{{ID: "w", Status: "WARNING", ErrorMessage: "no session"}}}
+	tests := []struct {
+		name         string
+		results      map[string]scenarioResult
+		want         map[string]string
+		wantExpected []string
+		wantProblems []string
+	}{
+		{"all pass, nothing listed", map[string]scenarioResult{"s1": pass, "s2": pass}, nil, nil, nil},
+		{"listed failure is expected", map[string]scenarioResult{"s1": fail, "s2": pass}, map[string]string{"s1": "why"}, []string{"s1"}, nil},
+		{"a warning counts as a failure", map[string]scenarioResult{"s1": warn, "s2": pass}, map[string]string{"s1": "why"}, []string{"s1"}, nil},
+		{"unlisted failure is a regression", map[string]scenarioResult{"s1": fail, "s2": pass}, nil, nil, []string{"s1 fails: FAILURE b: boom"}},
+		{"unlisted warning is a regression", map[string]scenarioResult{"s1": pass, "s2": warn}, nil, nil, []string{"s2 fails: WARNING w: no session"}},
+		{"listed pass is stale", map[string]scenarioResult{"s1": pass, "s2": pass}, map[string]string{"s2": "why"}, nil,
+			[]string{"s2 passes now but expected-failures.yaml lists it (why); remove the entry"}},
+		{"missing result", map[string]scenarioResult{"s1": pass}, nil, nil, []string{"s2: the suite recorded no result"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			gotExpected, gotProblems := compareConformance([]string{"s1", "s2"}, tc.results, tc.want)
+			if !slices.Equal(gotExpected, tc.wantExpected) || !slices.Equal(gotProblems, tc.wantProblems) {
+				t.Errorf("got expected %q problems %q, want %q %q", gotExpected, gotProblems, tc.wantExpected, tc.wantProblems)
+			}
+		})
+	}
+}
+
+// TestResultDirNames pins how a result directory names its scenario.
+func TestResultDirNames(t *testing.T) {
+	tests := []struct{ dir, scenario string }{
+		{"server-tools-call-image-2026-11-30T22-30-08-038Z", "tools-call-image"},
+		{"server-server-sse-polling-2026-11-30T22-30-18-101Z", "server-sse-polling"},
+		{"server-ping-2026-01-02T03-04-05-006Z", "ping"},
+		{"client-initialize-2026-01-02T03-04-05-006Z", ""},
+		{"server-ping", ""},
+	}
+	for _, tc := range tests {
+		got := ""
+		if m := resultDirRE.FindStringSubmatch(tc.dir); m != nil {
+			got = m[1]
+		}
+		if got != tc.scenario {
+			t.Errorf("%s: got scenario %q, want %q", tc.dir, got, tc.scenario)
+		}
+	}
+}
+
 // TestConformanceSuite runs the official MCP conformance suite's server
 // scenarios against fluxgit over HTTP in each session mode and compares
 // the outcome with tests/conformance/expected-failures.yaml: a scenario
@@ -387,25 +461,11 @@ func TestConformanceSuite(t *testing.T) {
 				}
 			}
 			results := runConformance(t, env, startConformanceServer(t, mode))
-			var passed, failed []string
-			for _, scenario := range scenarios {
-				r, ran := results[scenario]
-				reason, listed := want[scenario]
-				switch {
-				case !ran:
-					t.Errorf("%s: the suite recorded no result", scenario)
-				case r.passed() && listed:
-					t.Errorf("%s passes now but expected-failures.yaml lists it under %s (%s); remove the entry", scenario, mode, reason)
-				case !r.passed() && !listed:
-					t.Errorf("%s fails: %s", scenario, r.problems())
-				case r.passed():
-					passed = append(passed, scenario)
-				default:
-					failed = append(failed, scenario)
-				}
+			failed, problems := compareConformance(scenarios, results, want)
+			for _, p := range problems {
+				t.Error(p)
 			}
-			sort.Strings(failed)
-			t.Logf("session mode %s: %d of %d scenarios pass; expected failures: %v", mode, len(passed), len(scenarios), failed)
+			t.Logf("session mode %s: %d scenarios, %d deviations, expected failures: %v", mode, len(scenarios), len(problems), failed)
 		})
 	}
 }
