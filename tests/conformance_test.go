@@ -174,6 +174,67 @@ func conformanceProvider(t *testing.T) string {
 	return confProviderBin
 }
 
+// conformanceEnv registers tests/conformanceprovider through a
+// configuration file, as README "Third-party providers" describes.
+func conformanceEnv(t *testing.T) []string {
+	t.Helper()
+	spec, err := filepath.Abs("conformanceprovider/spec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "fluxgit.yaml")
+	writeFile(t, cfg, "providers:\n  - name: conformance\n    command: "+conformanceProvider(t)+"\n    spec: "+spec+"\n")
+	return append(baseEnv(t), "FLUXGIT_CONFIG="+cfg)
+}
+
+// The fixture provider's spec lints clean with the provider configured,
+// like any third-party spec.
+func TestConformanceProviderSpecLint(t *testing.T) {
+	if out, errOut, code := runCLI(t, conformanceEnv(t), "spec", "lint", "conformanceprovider/spec"); code != 0 {
+		t.Fatalf("conformance provider spec: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// The fixtures answer as the conformance scenarios expect, checked over
+// stdio so that a broken fixture shows up without Node too.
+func TestConformanceProviderFixtures(t *testing.T) {
+	s := startServer(t, conformanceEnv(t))
+	meta := modernMeta()
+	tests := []struct {
+		method string
+		params map[string]any
+		want   []string
+	}{
+		{"tools/call", map[string]any{"name": "test_simple_text", "arguments": map[string]any{}},
+			[]string{`"text":"This is a simple text response for testing."`}},
+		{"tools/call", map[string]any{"name": "test_error_handling", "arguments": map[string]any{}},
+			[]string{`"isError":true`, `"text":"This tool intentionally returns an error for testing"`}},
+		{"resources/read", map[string]any{"uri": "test://static-text"},
+			[]string{`"text":"This is the content of the static text resource."`, `"mimeType":"text/plain"`}},
+		{"resources/read", map[string]any{"uri": "test://static-binary"},
+			[]string{`"blob":"iVBORw0KGgo`, `"mimeType":"image/png"`}}, // the PNG signature, base64
+		{"resources/read", map[string]any{"uri": "test://template/123/data"},
+			[]string{`"uri":"test://template/123/data"`, `Data for ID: 123`}},
+		{"prompts/get", map[string]any{"name": "test_prompt_with_arguments", "arguments": map[string]any{"arg1": "hello", "arg2": "world"}},
+			[]string{`Prompt with arguments: arg1='hello', arg2='world'`}},
+		{"prompts/get", map[string]any{"name": "test_prompt_with_embedded_resource", "arguments": map[string]any{"resourceUri": "test://example-resource"}},
+			[]string{`"type":"resource"`, `"uri":"test://example-resource"`, `Please process the embedded resource above.`}},
+		{"completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+			"argument": map[string]any{"name": "arg1", "value": "testV"}},
+			[]string{`"values":["testValue1","testValue2"]`}},
+	}
+	for i, tc := range tests {
+		tc.params["_meta"] = meta
+		r := s.call(i+1, tc.method, tc.params)
+		got := r.raw
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s %v: reply lacks %s\n%s", tc.method, tc.params["name"], w, got)
+			}
+		}
+	}
+}
+
 // servingRE matches the line fluxgit serve prints once it listens.
 var servingRE = regexp.MustCompile(`serving MCP over HTTP at (http://\S+)`)
 
@@ -183,15 +244,9 @@ var servingRE = regexp.MustCompile(`serving MCP over HTTP at (http://\S+)`)
 // returns the endpoint URL. The process is stopped when the test ends.
 func startConformanceServer(t *testing.T, sessionMode string) string {
 	t.Helper()
-	spec, err := filepath.Abs("conformanceprovider/spec")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(t.TempDir(), "fluxgit.yaml")
-	writeFile(t, cfg, "providers:\n  - name: conformance\n    command: "+conformanceProvider(t)+"\n    spec: "+spec+"\n")
 	cmd := exec.Command(fluxgitBin, "serve", "--transport", "http", "--http-port", "0", "--session-mode", sessionMode)
 	cmd.Dir = canonicalTempDir(t)
-	cmd.Env = append(baseEnv(t), "FLUXGIT_CONFIG="+cfg)
+	cmd.Env = conformanceEnv(t)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
