@@ -1,0 +1,242 @@
+// Command conformanceprovider serves the fixture tools, resources and
+// prompts that the server scenarios of the official MCP conformance suite
+// (@modelcontextprotocol/conformance) call by name: test_simple_text,
+// test://static-text, test_prompt_with_arguments and so on. It is an
+// ordinary third-party provider built on plugins/sdk and registered through
+// a configuration file, so the suite exercises fluxgit the way a user's
+// provider would be served. Fixtures the provider SDK cannot express
+// (image, audio and embedded-resource tool content, image prompt messages)
+// are left out and listed, with the reason, in
+// tests/conformance/expected-failures.yaml.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"strings"
+	"time"
+
+	"github.com/fluxgit/fluxgit/plugins/sdk"
+)
+
+const source = "conformance"
+
+// conformance embeds a Broadcaster so test://watched-resource can be
+// subscribed to (resources-subscribe, resources-unsubscribe).
+type conformance struct {
+	sdk.Broadcaster
+}
+
+func (*conformance) Describe() sdk.Description {
+	return sdk.Description{
+		Tools: []string{
+			"test_simple_text", "test_error_handling", "test_tool_with_logging", "test_tool_with_progress",
+			"test_sampling", "test_elicitation", "test_elicitation_sep1034_defaults",
+			"test_elicitation_sep1330_enums", "json_schema_2020_12_tool", "test_reconnection",
+		},
+		Resources: []string{"test://static-text", "test://static-binary", "test://watched-resource", "test://template/{id}/data"},
+		Prompts:   []string{"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource"},
+	}
+}
+
+// text is a result: plain answer: the text is the only content item the
+// client sees, data goes out as structuredContent.
+func text(s string, data map[string]any) (*sdk.Result, error) {
+	if data == nil {
+		data = map[string]any{}
+	}
+	data["text"] = s
+	res, err := sdk.OK(source, data)
+	if err != nil {
+		return nil, err
+	}
+	res.Text = s
+	return res, nil
+}
+
+// pause waits d unless the call is cancelled first.
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (*conformance) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
+	switch c.Tool {
+	case "test_simple_text":
+		return text("This is a simple text response for testing.", nil)
+	case "test_error_handling":
+		res := sdk.Fail(source, 10000, "This tool intentionally returns an error for testing", nil)
+		res.Text = "This tool intentionally returns an error for testing"
+		return res, nil
+	case "test_tool_with_logging":
+		// The pauses let the client see the messages arrive one by one
+		// while the call runs, as the scenario asks.
+		for i, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
+			if i > 0 {
+				if err := pause(ctx, 50*time.Millisecond); err != nil {
+					return nil, err
+				}
+			}
+			c.Log(sdk.LevelInfo, source, msg)
+		}
+		return text("Tool with logging executed successfully", nil)
+	case "test_tool_with_progress":
+		for i, p := range []float64{0, 50, 100} {
+			if i > 0 {
+				if err := pause(ctx, 50*time.Millisecond); err != nil {
+					return nil, err
+				}
+			}
+			c.Progress(p, 100, "")
+		}
+		return text("Tool with progress executed successfully", nil)
+	case "test_sampling":
+		var in struct {
+			Prompt string `json:"prompt"`
+		}
+		if err := json.Unmarshal(c.Arguments, &in); err != nil {
+			return nil, fmt.Errorf("decode test_sampling arguments: %w", err)
+		}
+		reply, err := c.Sample(ctx, &sdk.SamplingRequest{
+			Messages:  []sdk.SamplingMessage{{Role: sdk.RoleUser, Content: sdk.TextContent(in.Prompt)}},
+			MaxTokens: 100,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return text("LLM response: "+reply.Content.Text, nil)
+	case "test_elicitation":
+		var in struct {
+			Message string `json:"message"`
+		}
+		if err := json.Unmarshal(c.Arguments, &in); err != nil {
+			return nil, fmt.Errorf("decode test_elicitation arguments: %w", err)
+		}
+		return elicit(ctx, c, "User response: ", in.Message, elicitUser)
+	case "test_elicitation_sep1034_defaults":
+		return elicit(ctx, c, "Elicitation completed: ", "Please review and update the form fields with defaults", elicitDefaults)
+	case "test_elicitation_sep1330_enums":
+		return elicit(ctx, c, "Elicitation completed: ", "Please select options from the enum fields", elicitEnums)
+	case "json_schema_2020_12_tool":
+		return text("JSON Schema 2020-12 tool called with "+string(c.Arguments), nil)
+	case "test_reconnection":
+		// Long enough for a transport that closes the response stream
+		// mid-call (SEP-1699 polling) to do so before the result exists.
+		if err := pause(ctx, 500*time.Millisecond); err != nil {
+			return nil, err
+		}
+		return text("Reconnection test completed successfully", nil)
+	}
+	return nil, sdk.NotFound("unknown tool", c.Tool)
+}
+
+// The requested schemas of the elicitation fixtures, as the scenarios
+// describe them.
+const (
+	elicitUser = `{"type":"object","properties":{
+		"username":{"type":"string","description":"User's response"},
+		"email":{"type":"string","description":"User's email address"}},
+		"required":["username","email"]}`
+	elicitDefaults = `{"type":"object","properties":{
+		"name":{"type":"string","description":"User name","default":"John Doe"},
+		"age":{"type":"integer","description":"User age","default":30},
+		"score":{"type":"number","description":"User score","default":95.5},
+		"status":{"type":"string","description":"User status","enum":["active","inactive","pending"],"default":"active"},
+		"verified":{"type":"boolean","description":"Verification status","default":true}},
+		"required":[]}`
+	elicitEnums = `{"type":"object","properties":{
+		"untitledSingle":{"type":"string","description":"Untitled single-select","enum":["option1","option2","option3"]},
+		"titledSingle":{"type":"string","description":"Titled single-select","oneOf":[
+			{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},
+		"legacyEnum":{"type":"string","description":"Legacy titled enum","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]},
+		"untitledMulti":{"type":"array","description":"Untitled multi-select","items":{"type":"string","enum":["option1","option2","option3"]}},
+		"titledMulti":{"type":"array","description":"Titled multi-select","items":{"anyOf":[
+			{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}},
+		"required":[]}`
+)
+
+func elicit(ctx context.Context, c *sdk.Call, prefix, message, schema string) (*sdk.Result, error) {
+	answer, err := c.Elicit(ctx, &sdk.ElicitRequest{Message: message, RequestedSchema: json.RawMessage(schema)})
+	if err != nil {
+		return nil, err
+	}
+	content, err := json.Marshal(answer.Content)
+	if err != nil {
+		return nil, fmt.Errorf("encode elicitation content: %w", err)
+	}
+	return text(fmt.Sprintf("%saction=%s, content=%s", prefix, answer.Action, content),
+		map[string]any{"action": string(answer.Action), "content": answer.Content})
+}
+
+// redPixel is a 1×1 red PNG, the smallest real image for the binary
+// resource.
+func redPixel() []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 1, 1))
+	img.Set(0, 0, color.RGBA{R: 255, A: 255})
+	var buf bytes.Buffer
+	_ = png.Encode(&buf, img) // cannot fail on an in-memory buffer
+	return buf.Bytes()
+}
+
+func (*conformance) ReadResource(_ context.Context, uri string, _ sdk.Meta) (*sdk.Resource, error) {
+	switch uri {
+	case "test://static-text":
+		return &sdk.Resource{URI: uri, MimeType: "text/plain", Text: "This is the content of the static text resource."}, nil
+	case "test://static-binary":
+		return &sdk.Resource{URI: uri, MimeType: "image/png", Blob: redPixel()}, nil
+	case "test://watched-resource":
+		return &sdk.Resource{URI: uri, MimeType: "text/plain", Text: "Watched resource content"}, nil
+	}
+	if id, ok := strings.CutPrefix(uri, "test://template/"); ok {
+		if id, ok := strings.CutSuffix(id, "/data"); ok && id != "" && !strings.Contains(id, "/") {
+			b, err := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
+			if err != nil {
+				return nil, fmt.Errorf("encode template resource: %w", err)
+			}
+			return &sdk.Resource{URI: uri, MimeType: "application/json", Text: string(b)}, nil
+		}
+	}
+	return nil, sdk.ErrResourceNotFound
+}
+
+func (*conformance) GetPrompt(_ context.Context, req *sdk.PromptRequest) (*sdk.PromptResult, error) {
+	switch req.Name {
+	case "test_simple_prompt":
+		return &sdk.PromptResult{Messages: []sdk.PromptMessage{{Role: sdk.RoleUser, Text: "This is a simple prompt for testing."}}}, nil
+	case "test_prompt_with_arguments":
+		return &sdk.PromptResult{Messages: []sdk.PromptMessage{{Role: sdk.RoleUser,
+			Text: fmt.Sprintf("Prompt with arguments: arg1='%s', arg2='%s'", req.Arguments["arg1"], req.Arguments["arg2"])}}}, nil
+	case "test_prompt_with_embedded_resource":
+		return &sdk.PromptResult{Messages: []sdk.PromptMessage{
+			{Role: sdk.RoleUser, Resource: &sdk.Resource{URI: req.Arguments["resourceUri"], MimeType: "text/plain", Text: "Embedded resource content for testing."}},
+			{Role: sdk.RoleUser, Text: "Please process the embedded resource above."},
+		}}, nil
+	}
+	return nil, sdk.NotFound("unknown prompt", req.Name)
+}
+
+// Complete offers values for the first argument of
+// test_prompt_with_arguments (completion-complete asks for arg1).
+func (*conformance) Complete(_ context.Context, req *sdk.CompleteRequest) (*sdk.Completion, error) {
+	if req.Prompt != "test_prompt_with_arguments" {
+		return nil, sdk.NotFound("nothing to complete", req.Prompt+req.Template+" "+req.Argument)
+	}
+	var out []string
+	for _, v := range []string{"testValue1", "testValue2", "test", "other"} {
+		if strings.HasPrefix(v, req.Value) {
+			out = append(out, v)
+		}
+	}
+	return &sdk.Completion{Values: out, Total: len(out)}, nil
+}
+
+func main() { sdk.Serve(&conformance{}) }
