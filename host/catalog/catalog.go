@@ -2,8 +2,9 @@
 // kept as data, see package spec) into the catalog the host serves.
 //
 // Load reads one or more spec layers, checks every file against its
-// metaschema (package schemas), inlines every $ref so that each tool's
-// inputSchema and outputSchema is self-contained JSON a client can use as is,
+// metaschema (package schemas), inlines every $ref to the spec's files so
+// that each tool's inputSchema and outputSchema is self-contained JSON a
+// client can use as is (a schema's own $defs are kept, as written),
 // and returns the tools in listing order. Schemas are compiled with
 // santhosh-tekuri/jsonschema (draft 2020-12, offline) lazily, on the first
 // ValidateArguments or ValidatePayload call of each tool, so that answering
@@ -79,7 +80,8 @@ type Tool struct {
 	Audit Audit
 	// InputSchema and OutputSchema are compact JSON with every $ref inlined
 	// (no $ref, no $defs), in the key order of the spec file, ready to be
-	// sent in tools/list.
+	// sent in tools/list. A schema that declares its own $defs keeps them
+	// and its #/$defs/... refs as written (see inline.go).
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
 	// Paths are the arguments marked with PathKeyword (which InputSchema,
@@ -493,33 +495,37 @@ func buildTool(file string, doc *object, in *inliner) (t *Tool, inErr, outErr er
 	}
 	t.ReadOnly = t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
 	t.Audit = auditOf(doc)
-	if v, err := inlineInto(in, file, "inputSchema", &t.InputSchema); err != nil {
+	if served, expanded, err := inlineInto(in, file, "inputSchema", &t.InputSchema); err != nil {
 		inErr = fmt.Errorf("inputSchema: %w", err)
-	} else if inErr = t.servePathMarks(v); inErr != nil {
+	} else if inErr = t.servePathMarks(served, expanded); inErr != nil {
 		inErr = fmt.Errorf("inputSchema: %w", inErr)
 	}
-	if _, outErr = inlineInto(in, file, "outputSchema", &t.OutputSchema); outErr != nil {
+	if _, _, outErr = inlineInto(in, file, "outputSchema", &t.OutputSchema); outErr != nil {
 		outErr = fmt.Errorf("outputSchema: %w", outErr)
 	}
 	return t, inErr, outErr
 }
 
-// servePathMarks records the PathKeyword marks of the inlined input schema
-// v in t.Paths and re-renders t.InputSchema without them: clients ignore
+// servePathMarks records the PathKeyword marks of the input schema in
+// t.Paths and re-renders t.InputSchema without them: clients ignore
 // unknown keywords, so serving them would only make tools/list larger.
+// Marks are found in expanded (every local ref replaced by its target), so
+// an argument described in the schema's own $defs is confined too; they
+// are stripped from served, $defs included.
 //
 // A path-like argument without a mark (or with a bad one) fails the load:
 // the host confines paths by their marks only, so an unmarked path would
 // reach the provider unconfined.
-func (t *Tool) servePathMarks(v any) error {
-	if problems := pathMarkFindings(v); len(problems) > 0 {
+func (t *Tool) servePathMarks(served, expanded any) error {
+	if problems := pathMarkFindings(expanded); len(problems) > 0 {
 		return fmt.Errorf("path arguments must be marked (fluxgit spec lint, rule %s): %s", RulePathMark, strings.Join(problems, "; "))
 	}
-	t.Paths = pathArgs(v)
-	if len(t.Paths) == 0 {
+	t.Paths = pathArgs(expanded)
+	stripped := stripPathMarks(served)
+	if sameValue(stripped, served) {
 		return nil
 	}
-	b, err := marshal(stripPathMarks(v))
+	b, err := marshal(stripped)
 	if err != nil {
 		return err
 	}
@@ -527,13 +533,15 @@ func (t *Tool) servePathMarks(v any) error {
 	return nil
 }
 
-func inlineInto(in *inliner, file, key string, dst *json.RawMessage) (any, error) {
-	v, raw, err := inlineSchema(in, file, "/"+escapeToken(key))
+// inlineInto serves the schema under key of file into dst and returns it
+// as served and as expanded (see inlineSchema).
+func inlineInto(in *inliner, file, key string, dst *json.RawMessage) (served, expanded any, err error) {
+	served, expanded, raw, err := inlineSchema(in, file, "/"+escapeToken(key))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	*dst = raw
-	return v, nil
+	return served, expanded, nil
 }
 
 // auditOf reads the audit field of a tool file; fields it lacks take

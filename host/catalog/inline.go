@@ -12,11 +12,23 @@ import (
 
 // Schemas served to MCP clients must be self-contained: a client cannot
 // fetch ../fragments/common.yaml. The inliner therefore replaces every $ref
-// — to another file of the layer or to a JSON pointer within the same file —
-// by (a copy of) its target, recursively, so the result contains no $ref at
-// all. $defs and definitions sections are dropped from the output since
-// nothing points into them any more. Recursive schemas (a ref reachable from
-// its own target) cannot be flattened and are reported as cycles.
+// to another file of the layer, and every #/... $ref of the spec file itself
+// (its top-level $defs, an authoring convenience like a fragment), by (a
+// copy of) its target, recursively. $defs and definitions sections are
+// dropped from the output since nothing points into them any more.
+// Recursive schemas (a ref reachable from its own target) cannot be
+// flattened and are reported as cycles.
+//
+// One exception: an inputSchema or outputSchema that declares its own $defs
+// at its top level is served as written, JSON Schema 2020-12 style (the
+// form SEP-1613 says clients must receive unchanged). Inside it, "#" means
+// the schema itself, as a client reads it, so its #/... refs and every $defs
+// it holds are kept; only refs to fragment files are still inlined. The
+// host's own walks over the arguments (path marks, lint rules) need every
+// subschema in place, so such a schema is also expanded: its local refs
+// replaced by their targets, as if they had been written inline
+// (expandLocal). Local refs must resolve within the schema and must not
+// recurse.
 
 // Keywords whose value is a schema, a map of schemas or a list of schemas
 // (JSON Schema 2020-12 plus the older spellings). Everything else is data
@@ -156,12 +168,13 @@ func (in *inliner) schemaAt(file, ptr string) (any, error) {
 	key := file + "#" + ptr
 	in.stack = append(in.stack, key)
 	defer func() { in.stack = in.stack[:len(in.stack)-1] }()
-	return in.schema(file, node)
+	return in.schema(file, node, false)
 }
 
 // schema returns a copy of schema node (located in file) with every $ref
-// replaced by its target.
-func (in *inliner) schema(file string, node any) (any, error) {
+// replaced by its target. With keepLocal (node lies inside a schema that
+// declares its own $defs), #/... refs and $defs are kept as written.
+func (in *inliner) schema(file string, node any, keepLocal bool) (any, error) {
 	o, ok := node.(*object)
 	if !ok {
 		return node, nil // boolean schema (or garbage the compiler reports)
@@ -173,20 +186,55 @@ func (in *inliner) schema(file string, node any) (any, error) {
 		if !isStr {
 			return nil, errors.New("$ref must be a string")
 		}
+		if keepLocal && strings.HasPrefix(ref, "#") {
+			return in.schemaKeepingRef(file, o)
+		}
 		t, err := in.resolve(file, ref)
 		if err != nil {
 			return nil, err
 		}
 		target, hasRef = t, true
 	}
+	out, err := in.members(file, o, keepLocal)
+	if err != nil {
+		return nil, err
+	}
+	if !hasRef {
+		return out, nil
+	}
+	return mergeRef(target, out), nil
+}
+
+// schemaKeepingRef copies o, whose $ref is local to the schema being served
+// as written, with its $ref in place and its members inlined.
+func (in *inliner) schemaKeepingRef(file string, o *object) (any, error) {
+	out, err := in.members(file, o, true)
+	if err != nil {
+		return nil, err
+	}
+	kept := newObject(out.len() + 1)
+	for _, k := range o.keys {
+		if k == "$ref" {
+			kept.set(k, o.vals[k])
+		} else if v, ok := out.get(k); ok {
+			kept.set(k, v)
+		}
+	}
+	return kept, nil
+}
+
+// members copies the keywords of o except $ref, inlining the schemas they
+// hold. $defs and definitions are dropped unless keepLocal (then $defs is
+// kept, its schemas inlined like any other).
+func (in *inliner) members(file string, o *object, keepLocal bool) (*object, error) {
 	out := newObject(o.len())
 	for _, k := range o.keys {
 		v := o.vals[k]
 		switch {
-		case k == "$ref" || k == "$defs" || k == "definitions":
+		case k == "$ref" || k == "definitions" || (k == "$defs" && !keepLocal):
 			continue
 		case schemaKeywords[k]:
-			s, err := in.schema(file, v)
+			s, err := in.schema(file, v, keepLocal)
 			if err != nil {
 				return nil, err
 			}
@@ -196,7 +244,7 @@ func (in *inliner) schema(file string, node any) (any, error) {
 			list, ok := v.([]any)
 			if !ok {
 				if k == "items" {
-					s, err := in.schema(file, v)
+					s, err := in.schema(file, v, keepLocal)
 					if err != nil {
 						return nil, err
 					}
@@ -208,14 +256,14 @@ func (in *inliner) schema(file string, node any) (any, error) {
 			}
 			l := make([]any, len(list))
 			for i, e := range list {
-				s, err := in.schema(file, e)
+				s, err := in.schema(file, e, keepLocal)
 				if err != nil {
 					return nil, err
 				}
 				l[i] = s
 			}
 			out.set(k, l)
-		case schemaMapKeywords[k]:
+		case schemaMapKeywords[k] || k == "$defs":
 			m, ok := v.(*object)
 			if !ok {
 				out.set(k, v)
@@ -223,7 +271,7 @@ func (in *inliner) schema(file string, node any) (any, error) {
 			}
 			mm := newObject(m.len())
 			for _, pk := range m.keys {
-				s, err := in.schema(file, m.vals[pk])
+				s, err := in.schema(file, m.vals[pk], keepLocal)
 				if err != nil {
 					return nil, err
 				}
@@ -234,10 +282,7 @@ func (in *inliner) schema(file string, node any) (any, error) {
 			out.set(k, v)
 		}
 	}
-	if !hasRef {
-		return out, nil
-	}
-	return mergeRef(target, out), nil
+	return out, nil
 }
 
 // mergeRef combines the inlined target of a $ref with the keywords written
@@ -343,18 +388,114 @@ func splitRef(file, ref string) (string, string, error) {
 	return target, frag, nil
 }
 
-// inlineSchema returns the self-contained JSON of the schema at ptr in file.
-func inlineSchema(in *inliner, file, ptr string) (any, []byte, error) {
-	v, err := in.schemaAt(file, ptr)
+// inlineSchema returns the JSON to serve for the schema at ptr in file, as
+// a value and marshalled, plus the value with every local ref expanded for
+// the host's own walks (the same value unless the schema declares its own
+// $defs).
+func inlineSchema(in *inliner, file, ptr string) (served, expanded any, raw []byte, err error) {
+	doc, err := in.src.doc(file)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	b, err := marshal(v)
+	node, ok := lookupPointer(doc, ptr)
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("%s#%s not found", file, ptr)
+	}
+	root, _ := node.(*object)
+	_, ownDefs := root.get("$defs")
+	key := file + "#" + ptr
+	in.stack = append(in.stack, key)
+	served, err = in.schema(file, node, ownDefs)
+	in.stack = in.stack[:len(in.stack)-1]
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	expanded = served
+	if ownDefs {
+		if expanded, err = in.expandLocal(key, served); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	b, err := marshal(served)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	if len(b) > maxInlinedBytes {
-		return nil, nil, fmt.Errorf("inlined schema is %d bytes, more than the %d allowed", len(b), maxInlinedBytes)
+		return nil, nil, nil, fmt.Errorf("inlined schema is %d bytes, more than the %d allowed", len(b), maxInlinedBytes)
 	}
-	return v, b, nil
+	return served, expanded, b, nil
+}
+
+// expandLocal returns served (a schema kept with its own $defs, named key)
+// with its local refs inlined and its $defs dropped: the form a schema
+// without them would have had. The served schema is registered as a
+// document of its own under key, which no $ref can name (a file name ends
+// where a ref's "#" begins), so that its refs resolve against the schema
+// as a client reads it.
+func (in *inliner) expandLocal(key string, served any) (any, error) {
+	if err := checkLocalRefs(served, served); err != nil {
+		return nil, err
+	}
+	in.src.docs[key] = served
+	v, err := in.schemaAt(key, "")
+	if err != nil {
+		return nil, fmt.Errorf("%w (local references are expanded for the host's path and lint checks, so they must not recurse)", err)
+	}
+	return v, nil
+}
+
+// checkLocalRefs reports the first $ref in schema node (part of the served
+// schema root) whose target is not in root. A spec author may expect #/...
+// to mean the spec file, as it does in a schema without its own $defs; the
+// error says why it does not here.
+func checkLocalRefs(root, node any) error {
+	o, ok := node.(*object)
+	if !ok {
+		return nil
+	}
+	if ref, ok := o.vals["$ref"].(string); ok {
+		_, ptr, err := splitRef("", ref)
+		if err != nil {
+			return &refError{ref: ref, msg: err.Error()}
+		}
+		if _, found := lookupPointer(root, ptr); !found {
+			return &refError{ref: ref, msg: "not found in this schema; a schema with its own $defs is served as written, " +
+				"so #/... refers to the schema itself, not to the spec file: move the definition into the schema's $defs " +
+				"or reference a fragment file"}
+		}
+	}
+	var err error
+	eachSubschema(o, func(sub any) {
+		if err == nil {
+			err = checkLocalRefs(root, sub)
+		}
+	})
+	return err
+}
+
+// eachSubschema calls fn for every schema that o holds directly: the values
+// of the schema keywords, of items, of the list and map keywords, and of
+// $defs. Data keywords (const, enum, default, ...) are not schemas.
+func eachSubschema(o *object, fn func(any)) {
+	for _, k := range o.keys {
+		v := o.vals[k]
+		switch {
+		case schemaKeywords[k]:
+			fn(v)
+		case k == "items" || schemaListKeywords[k]:
+			if l, ok := v.([]any); ok {
+				for _, e := range l {
+					fn(e)
+				}
+			} else if k == "items" {
+				fn(v)
+			}
+		case schemaMapKeywords[k] || k == "$defs":
+			if m, ok := v.(*object); ok {
+				for _, mk := range m.keys {
+					fn(m.vals[mk])
+				}
+			}
+		}
+	}
 }

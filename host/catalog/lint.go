@@ -207,12 +207,14 @@ func (l *linter) tool(file string, doc *object) {
 	// Schemas: inline, compile, then the structural rules on the inlined form.
 	t := &Tool{Name: name, File: file}
 	var input, output any
+	// The rules walk the expanded form, in which a schema's own $defs are
+	// substituted where they are referenced; the served form is compiled.
 	if _, ok := doc.get("inputSchema"); ok {
-		v, err := inlineInto(l.in, file, "inputSchema", &t.InputSchema)
+		_, v, err := inlineInto(l.in, file, "inputSchema", &t.InputSchema)
 		input = l.compiled(file, "inputSchema", v, err, func() error { _, _, err := t.in.get("mem:///lint/input.json", t.InputSchema); return err })
 	}
 	if _, ok := doc.get("outputSchema"); ok {
-		v, err := inlineInto(l.in, file, "outputSchema", &t.OutputSchema)
+		_, v, err := inlineInto(l.in, file, "outputSchema", &t.OutputSchema)
 		output = l.compiled(file, "outputSchema", v, err, func() error { _, _, err := t.out.get("mem:///lint/output.json", t.OutputSchema); return err })
 	}
 	if in, ok := input.(*object); ok {

@@ -180,7 +180,8 @@ func stripPathMarks(node any) any {
 			if l, ok := v.([]any); ok {
 				nv = stripList(l)
 			}
-		case schemaMapKeywords[k]:
+		case schemaMapKeywords[k] || k == "$defs":
+			// $defs survives only in a schema served with its own $defs.
 			if m, ok := v.(*object); ok {
 				mm := newObject(m.len())
 				same := true
