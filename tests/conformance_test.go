@@ -219,6 +219,10 @@ func TestConformanceProviderFixtures(t *testing.T) {
 			[]string{`Prompt with arguments: arg1='hello', arg2='world'`}},
 		{"prompts/get", map[string]any{"name": "test_prompt_with_embedded_resource", "arguments": map[string]any{"resourceUri": "test://example-resource"}},
 			[]string{`"type":"resource"`, `"uri":"test://example-resource"`, `Please process the embedded resource above.`}},
+		// json-schema-2020-12: the schema's own $defs and its ref into them
+		// are served as written.
+		{"tools/list", map[string]any{},
+			[]string{`"name":"json_schema_2020_12_tool"`, `"$defs":{"address":{"type":"object"`, `"address":{"$ref":"#/$defs/address","description":"Where the named one lives."}`}},
 		{"completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "test_prompt_with_arguments"},
 			"argument": map[string]any{"name": "arg1", "value": "testV"}},
 			[]string{`"values":["testValue1","testValue2"]`}},
