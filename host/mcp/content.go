@@ -73,7 +73,9 @@ func contentBlock(g generation, c wire.Content) map[string]any {
 	return textBlock(c.Text)
 }
 
-func textBlock(text string) map[string]any { return map[string]any{"type": wire.ContentText, "text": text} }
+func textBlock(text string) map[string]any {
+	return map[string]any{"type": wire.ContentText, "text": text}
+}
 
 // linkNote describes a resource link in text for a client whose version
 // has no resource_link blocks, so the model still learns the URI.

@@ -83,9 +83,9 @@ func (c Content) check() (int, error) {
 		if c.Data == "" {
 			return 0, fmt.Errorf("data is empty: it must be the base64-encoded %s", c.Type)
 		}
-		n := base64.StdEncoding.DecodedLen(len(c.Data))
-		if n > MaxContentBytes {
-			return 0, fmt.Errorf("data exceeds %d bytes", MaxContentBytes)
+		// Refused before decoding, so an oversize item costs no memory.
+		if len(c.Data) > base64.StdEncoding.EncodedLen(MaxContentBytes) {
+			return 0, fmt.Errorf("data exceeds %d bytes once decoded", MaxContentBytes)
 		}
 		b, err := base64.StdEncoding.DecodeString(c.Data)
 		if err != nil {
