@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -142,6 +143,81 @@ func TestToolResultContent(t *testing.T) {
 			}
 			if got := strings.Join(types, " "); got != tt.types || string(out.StructuredContent) != tt.sc {
 				t.Fatalf("content types %q structuredContent %s; want %q %s\n%s", got, out.StructuredContent, tt.types, tt.sc, raw)
+			}
+		})
+	}
+}
+
+// promptDispatcher renders every prompt as the messages it holds.
+type promptDispatcher struct {
+	fixedDispatcher
+	msgs []wire.PromptMessage
+}
+
+func (d promptDispatcher) GetPrompt(context.Context, string, *wire.PromptRequest) (*wire.PromptResult, error) {
+	return &wire.PromptResult{Messages: d.msgs}, nil
+}
+
+// A provider-rendered prompt's image passes in every version; audio and
+// resource links become text notes where the version lacks them; text and
+// resource messages pass unchanged; a malformed block is refused.
+func TestPromptContentPerVersion(t *testing.T) {
+	c, err := catalog.Load(fstest.MapFS{"prompts/demo_media.yaml": {Data: []byte(
+		"name: demo_media\ntitle: Demo Media\ndescription: A provider-rendered prompt; used by tests.\nprovider: shift-roster\narguments: []\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := func(b any) wire.PromptMessage {
+		raw, _ := json.Marshal(b)
+		return wire.PromptMessage{Role: "user", Content: raw}
+	}
+	good := []wire.PromptMessage{msg(imageBlock), msg(audioBlock), msg(linkBlock),
+		msg(map[string]any{"type": "text", "text": "Look."}),
+		msg(map[string]any{"type": "resource", "resource": map[string]any{"uri": "x://r", "text": "old-style, no mimeType"}})}
+	tests := []struct {
+		version string
+		msgs    []wire.PromptMessage
+		types   string
+		err     string
+	}{
+		{V20241105, good, "image text text text resource", ""},
+		{V20250326, good, "image audio text text resource", ""},
+		{V20251125, good, "image audio resource_link text resource", ""},
+		{V20251125, []wire.PromptMessage{msg(map[string]any{"type": "image", "data": "AA==", "mimeType": "text/plain"})}, "", "not an image/* type"},
+		{V20251125, []wire.PromptMessage{msg(map[string]any{"type": "video"})}, "", "unknown type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.version+tt.err, func(t *testing.T) {
+			s := New(Options{Catalog: c, Providers: promptDispatcher{msgs: tt.msgs}, Name: "fluxgit", Version: "test", Recorder: &memRecorder{}}).NewSession()
+			initializeAs(t, s, tt.version, nil)
+			raw, err := send(t, s, "prompts/get", map[string]any{"name": "demo_media"})
+			if tt.err != "" {
+				re, ok := err.(*rpcError)
+				if !ok {
+					t.Fatalf("got %v %s, want a refusal saying %q", err, raw, tt.err)
+				}
+				if d, _ := json.Marshal(re.Data); re.Code != codeInternal || !strings.Contains(string(d), tt.err) {
+					t.Fatalf("refusal %d %s does not say %q", re.Code, d, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out struct {
+				Messages []struct {
+					Content struct{ Type string } `json:"content"`
+				} `json:"messages"`
+			}
+			if err := json.Unmarshal(raw, &out); err != nil {
+				t.Fatal(err)
+			}
+			var types []string
+			for _, m := range out.Messages {
+				types = append(types, m.Content.Type)
+			}
+			if got := strings.Join(types, " "); got != tt.types {
+				t.Fatalf("types %q, want %q\n%s", got, tt.types, raw)
 			}
 		})
 	}

@@ -11,7 +11,10 @@
 // capability never breaks an existing provider. During a call it may
 // report progress (Call.Progress), log to the client (Call.Log) and ask
 // the client for a model completion or for user input (Call.Sample,
-// Call.Elicit).
+// Call.Elicit). Next to its structured data a tool result may carry
+// images, audio, embedded resources and resource links for the client
+// (Result.Content, built with ImageContent and its siblings), and a
+// prompt message may be an image too (PromptMessage.Content).
 //
 // A minimal provider:
 //
