@@ -21,8 +21,9 @@ type plainError struct {
 // plainResult renders the result of a tool whose spec says result: plain:
 // the provider's data object itself is structuredContent (a tool error is
 // {"error": {code, message, data}} with isError), and the provider's text
-// alone is the text content, so nothing is said twice. The object is
-// still checked against the tool's outputSchema.
+// alone is the text content, so nothing is said twice; the provider's
+// extra content blocks follow it. The object is still checked against the
+// tool's outputSchema.
 func (s *Server) plainResult(tool *catalog.Tool, g generation, res *wire.Result) (json.RawMessage, error) {
 	var (
 		payload []byte
@@ -71,8 +72,12 @@ func (s *Server) plainResult(tool *catalog.Tool, g generation, res *wire.Result)
 			text = string(payload)
 		}
 	}
+	extra, err := providerContent(g, "result content", res.Content)
+	if err != nil {
+		return nil, s.brokenProvider(tool.Provider, fmt.Sprintf("tool %s: %v", tool.Name, err))
+	}
 	out := map[string]any{
-		"content": []map[string]any{{"type": "text", "text": text}},
+		"content": append([]map[string]any{{"type": "text", "text": text}}, extra...),
 		"isError": res.Error != nil,
 	}
 	if g.structured() {

@@ -148,15 +148,35 @@ func (s *Server) promptsGet(ctx context.Context, rq *request, p params) (json.Ra
 		if res.Description != "" {
 			description = res.Description
 		}
+		total := 0
 		for i, m := range res.Messages {
 			if m.Role != catalog.RoleUser && m.Role != catalog.RoleAssistant {
 				return nil, s.brokenProvider(pr.Provider, fmt.Sprintf("prompt %s: message %d has role %q; roles are user and assistant", name, i, m.Role))
 			}
-			var content map[string]any
-			if json.Unmarshal(m.Content, &content) != nil || content == nil || content["type"] == nil {
+			var block wire.Content
+			if json.Unmarshal(m.Content, &block) != nil || block.Type == "" {
 				return nil, s.brokenProvider(pr.Provider, fmt.Sprintf("prompt %s: message %d content is not an MCP content block", name, i))
 			}
-			messages = append(messages, map[string]any{"role": m.Role, "content": json.RawMessage(m.Content)})
+			var content any = json.RawMessage(m.Content)
+			switch block.Type {
+			case wire.ContentText, wire.ContentResource:
+				// As providers have always sent them; passed on unchanged.
+				total += len(block.Text)
+				if block.Resource != nil {
+					total += len(block.Resource.Text) + len(block.Resource.Blob)
+				}
+			default:
+				n, err := wire.CheckContent(fmt.Sprintf("prompt %s message %d content", name, i), []wire.Content{block})
+				if err != nil {
+					return nil, s.brokenProvider(pr.Provider, err.Error())
+				}
+				total += n
+				content = contentBlock(rq.gen, block)
+			}
+			if total > wire.MaxContentBytes {
+				return nil, s.brokenProvider(pr.Provider, fmt.Sprintf("prompt %s carries more than %d bytes of content at message %d", name, wire.MaxContentBytes, i))
+			}
+			messages = append(messages, map[string]any{"role": m.Role, "content": content})
 		}
 	}
 	if messages == nil {

@@ -306,6 +306,11 @@ func (s *Server) toolResult(tool *catalog.Tool, g generation, repoPath string, r
 	if strings.TrimSpace(res.Text) != "" {
 		content = append(content, map[string]any{"type": "text", "text": res.Text})
 	}
+	extra, err := providerContent(g, "result content", res.Content)
+	if err != nil {
+		return nil, s.brokenProvider(tool.Provider, fmt.Sprintf("tool %s: %v", tool.Name, err))
+	}
+	content = append(content, extra...)
 	out := map[string]any{"content": content, "isError": env.Error != nil}
 	if g.structured() {
 		out["structuredContent"] = json.RawMessage(payload)

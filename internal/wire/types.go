@@ -57,6 +57,12 @@ type Result struct {
 	Text   string          `json:"text,omitempty"`
 	// Fields are extra top-level envelope members (previewId, status, …).
 	Fields map[string]json.RawMessage `json:"fields,omitempty"`
+	// Content are extra MCP content blocks (images, audio, embedded
+	// resources, resource links, text) the host appends to the result's
+	// content after its own text. Providers built before it existed leave
+	// it out, and their results render as before; the field is optional,
+	// so it does not change Protocol.
+	Content []Content `json:"content,omitempty"`
 }
 
 // ToolError is a domain error inside a tool result (isError:true).
@@ -203,7 +209,9 @@ type PromptResult struct {
 }
 
 // PromptMessage is one message of a rendered prompt; Content is an MCP
-// content block (text, or an embedded resource).
+// content block (text, image, audio, an embedded resource or a resource
+// link), which the host checks with CheckContent and adapts to the
+// client's protocol version.
 type PromptMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`

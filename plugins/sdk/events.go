@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,18 +109,69 @@ const (
 	RoleAssistant Role = "assistant"
 )
 
-// Content is one MCP content block. Providers send text; a client's
-// sampling answer may also be an image or audio (Data, base64, with
-// MimeType).
+// Content is one MCP content block: text, an image or audio clip (Data,
+// base64, with MimeType), an embedded resource (Resource) or a link to a
+// resource (URI, Name and the optional MimeType, Title, Description,
+// Size). Build one with TextContent, ImageContent, AudioContent,
+// ResourceContent or ResourceLinkContent. A provider adds them to a tool
+// result (Result.Content) or uses one as a prompt message
+// (PromptMessage.Content); a client's sampling answer is one too.
 type Content struct {
 	Type     string `json:"type"`
 	Text     string `json:"text,omitempty"`
 	Data     string `json:"data,omitempty"`
 	MimeType string `json:"mimeType,omitempty"`
+	// Resource is the content of an embedded resource ("resource").
+	Resource *Resource `json:"resource,omitempty"`
+	// URI, Name, Title, Description and Size describe a "resource_link":
+	// a resource the client may read (resources/read) instead of getting
+	// its bytes inline.
+	URI         string `json:"uri,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Size        int64  `json:"size,omitempty"`
 }
 
 // TextContent is a text content block.
 func TextContent(text string) Content { return Content{Type: "text", Text: text} }
+
+// ImageContent is an image content block: data is the raw image (the SDK
+// base64-encodes it), mimeType an image/* type such as image/png.
+func ImageContent(data []byte, mimeType string) Content {
+	return Content{Type: "image", Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
+}
+
+// AudioContent is an audio content block: data is the raw clip, mimeType
+// an audio/* type such as audio/wav. Clients on MCP versions before
+// 2025-03-26 have no audio blocks; the host sends them a text note
+// instead.
+func AudioContent(data []byte, mimeType string) Content {
+	return Content{Type: "audio", Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
+}
+
+// ResourceContent embeds a resource's content (Text, or Blob for binary
+// data; MimeType is required) in a tool result or prompt message.
+func ResourceContent(r Resource) Content { return Content{Type: "resource", Resource: &r} }
+
+// ResourceLinkContent points at a resource by URI, with a name for it,
+// rather than embedding it; set MimeType, Title, Description or Size on
+// the result as wanted. Clients on MCP versions before 2025-06-18 have no
+// resource links; the host sends them a text note naming the URI instead.
+func ResourceLinkContent(uri, name string) Content {
+	return Content{Type: "resource_link", URI: uri, Name: name}
+}
+
+// toWire converts a content block for the host.
+func (c Content) toWire() wire.Content {
+	w := wire.Content{Type: c.Type, Text: c.Text, Data: c.Data, MimeType: c.MimeType,
+		URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, Size: c.Size}
+	if c.Resource != nil {
+		r := wire.Resource(*c.Resource)
+		w.Resource = &r
+	}
+	return w
+}
 
 // SamplingMessage is one message of a sampling conversation.
 type SamplingMessage struct {

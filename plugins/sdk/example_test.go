@@ -3,6 +3,7 @@ package sdk_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -55,4 +56,19 @@ func Example() {
 	if false { // Serve blocks for the life of the process.
 		sdk.Serve(greeter{})
 	}
+}
+
+// A tool result with an image next to its data and text. The host sends
+// the envelope, then the text, then the image; structuredContent stays
+// the envelope.
+func ExampleImageContent() {
+	png := []byte("\x89PNG\r\n\x1a\n") // the encoded image, as a provider rendered it
+	res, err := sdk.OK("example", map[string]any{"width": 1, "height": 1})
+	if err != nil {
+		panic(err)
+	}
+	res.Text = "A 1x1 chart."
+	res.Content = []sdk.Content{sdk.ImageContent(png, "image/png")}
+	fmt.Println(res.Validate(), res.Content[0].Type, res.Content[0].MimeType, res.Content[0].Data)
+	// Output: <nil> image image/png iVBORw0KGgo=
 }

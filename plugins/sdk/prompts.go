@@ -16,11 +16,17 @@ type PromptResult struct {
 }
 
 // PromptMessage is one message of a rendered prompt: Text, or, when
-// Resource is set, that resource embedded as the message's content.
+// Resource is set, that resource embedded as the message's content, or,
+// when Content is set (its Type not empty), that content block: an image
+// (ImageContent), audio (AudioContent), an embedded resource or a
+// resource link. Set only one of Text, Resource and Content. Content
+// blocks are checked like a tool result's (Result.Validate), and the
+// blocks of one prompt may carry at most MaxContentBytes together.
 type PromptMessage struct {
 	Role     Role
 	Text     string
 	Resource *Resource
+	Content  Content
 }
 
 // CompleteRequest asks a Completer for candidate values of one argument of

@@ -11,7 +11,10 @@
 // capability never breaks an existing provider. During a call it may
 // report progress (Call.Progress), log to the client (Call.Log) and ask
 // the client for a model completion or for user input (Call.Sample,
-// Call.Elicit).
+// Call.Elicit). Next to its structured data a tool result may carry
+// images, audio, embedded resources and resource links for the client
+// (Result.Content, built with ImageContent and its siblings), and a
+// prompt message may be an image too (PromptMessage.Content).
 //
 // A minimal provider:
 //
@@ -104,6 +107,46 @@ type Result struct {
 	// may not name): a write proposal's previewId, status and nextAction,
 	// say. The tool's outputSchema must allow them.
 	Fields map[string]json.RawMessage `json:"fields,omitempty"`
+	// Content are extra MCP content blocks for the client: images, audio,
+	// embedded resources, resource links or more text (see Content and
+	// its constructors). The host sends them after its own text rendering
+	// (the envelope, then Text), in this order; structuredContent and the
+	// outputSchema check are unaffected. Together they may carry at most
+	// MaxContentBytes; Validate says what is wrong with them. A client on
+	// an MCP version that lacks a block's type (audio before 2025-03-26,
+	// resource_link before 2025-06-18) gets a text note in its place.
+	Content []Content `json:"content,omitempty"`
+}
+
+// MaxContentBytes bounds the content blocks of one tool result, and of
+// one rendered prompt: 8 MiB of decoded image and audio data, embedded
+// resource text and blobs, and text items together. Larger media belongs
+// in a resource the client reads on demand (a ResourceLinkContent).
+const MaxContentBytes = wire.MaxContentBytes
+
+// Validate checks the result's content blocks: known types, base64 data
+// that decodes, an image/* or audio/* mimeType on media, uri and mimeType
+// on embedded resources, uri and name on resource links, and the
+// MaxContentBytes bound. The SDK runs it on every result a provider
+// returns and fails the call with its error; providers may call it in
+// their own tests.
+func (r *Result) Validate() error {
+	if r == nil || len(r.Content) == 0 {
+		return nil
+	}
+	_, err := wire.CheckContent("result content", contentToWire(r.Content))
+	return err
+}
+
+func contentToWire(items []Content) []wire.Content {
+	if len(items) == 0 {
+		return nil
+	}
+	out := make([]wire.Content, len(items))
+	for i, c := range items {
+		out[i] = c.toWire()
+	}
+	return out
 }
 
 // ToolError is a domain error reported inside a tool result, such as

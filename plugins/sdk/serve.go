@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -73,7 +74,10 @@ func (h *handler) Call(ctx context.Context, c *wire.Call, s *wire.Stream) (*wire
 	if res == nil {
 		return nil, nil
 	}
-	out := &wire.Result{Source: res.Source, Data: res.Data, Text: res.Text, Fields: res.Fields}
+	if err := res.Validate(); err != nil {
+		return nil, fmt.Errorf("provider result for %s is invalid: %w", c.Tool, err)
+	}
+	out := &wire.Result{Source: res.Source, Data: res.Data, Text: res.Text, Fields: res.Fields, Content: contentToWire(res.Content)}
 	if res.Error != nil {
 		out.Error = &wire.ToolError{Code: res.Error.Code, Message: res.Error.Message, Data: res.Error.Data}
 	}
@@ -135,9 +139,24 @@ func (h *handler) GetPrompt(ctx context.Context, req *wire.PromptRequest) (*wire
 		return nil, nil
 	}
 	out := &wire.PromptResult{Description: res.Description, Messages: make([]wire.PromptMessage, 0, len(res.Messages))}
-	for _, m := range res.Messages {
+	total := 0
+	for i, m := range res.Messages {
 		var content any = TextContent(m.Text)
-		if m.Resource != nil {
+		switch {
+		case m.Content.Type != "":
+			if m.Text != "" || m.Resource != nil {
+				return nil, fmt.Errorf("prompt %s message %d sets Content and also Text or Resource; set one", req.Name, i)
+			}
+			w := m.Content.toWire()
+			n, err := wire.CheckContent(fmt.Sprintf("prompt %s message %d content", req.Name, i), []wire.Content{w})
+			if err != nil {
+				return nil, fmt.Errorf("provider prompt is invalid: %w", err)
+			}
+			if total += n; total > wire.MaxContentBytes {
+				return nil, fmt.Errorf("provider prompt %s carries more than %d bytes of content at message %d", req.Name, wire.MaxContentBytes, i)
+			}
+			content = w
+		case m.Resource != nil:
 			content = map[string]any{"type": "resource", "resource": m.Resource}
 		}
 		b, err := wire.Marshal(content)

@@ -4,15 +4,15 @@
 // test://static-text, test_prompt_with_arguments and so on. It is an
 // ordinary third-party provider built on plugins/sdk and registered through
 // a configuration file, so the suite exercises fluxgit the way a user's
-// provider would be served. Fixtures the provider SDK cannot express
-// (image, audio and embedded-resource tool content, image prompt messages)
-// are left out and listed, with the reason, in
+// provider would be served, image, audio and embedded-resource content
+// included. Scenarios it cannot pass are listed, with the reason, in
 // tests/conformance/expected-failures.yaml.
 package main
 
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -38,9 +38,10 @@ func (*conformance) Describe() sdk.Description {
 			"test_simple_text", "test_error_handling", "test_tool_with_logging", "test_tool_with_progress",
 			"test_sampling", "test_elicitation", "test_elicitation_sep1034_defaults",
 			"test_elicitation_sep1330_enums", "json_schema_2020_12_tool", "test_reconnection",
+			"test_image_content", "test_audio_content", "test_embedded_resource", "test_multiple_content_types",
 		},
 		Resources: []string{"test://static-text", "test://static-binary", "test://watched-resource", "test://template/{id}/data"},
-		Prompts:   []string{"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource"},
+		Prompts:   []string{"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image"},
 	}
 }
 
@@ -56,6 +57,16 @@ func text(s string, data map[string]any) (*sdk.Result, error) {
 		return nil, err
 	}
 	res.Text = s
+	return res, nil
+}
+
+// withContent is a text answer followed by content items.
+func withContent(s string, items ...sdk.Content) (*sdk.Result, error) {
+	res, err := text(s, nil)
+	if err != nil {
+		return nil, err
+	}
+	res.Content = items
 	return res, nil
 }
 
@@ -128,6 +139,17 @@ func (*conformance) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, err
 		return elicit(ctx, c, "Elicitation completed: ", "Please select options from the enum fields", elicitEnums)
 	case "json_schema_2020_12_tool":
 		return text("JSON Schema 2020-12 tool called with "+string(c.Arguments), nil)
+	case "test_image_content":
+		return withContent("A 1x1 red PNG image.", sdk.ImageContent(redPixel(), "image/png"))
+	case "test_audio_content":
+		return withContent("A short silent WAV clip.", sdk.AudioContent(silentWAV(), "audio/wav"))
+	case "test_embedded_resource":
+		return withContent("An embedded text resource.", sdk.ResourceContent(sdk.Resource{
+			URI: "test://embedded-resource", MimeType: "text/plain", Text: "This is an embedded resource content."}))
+	case "test_multiple_content_types":
+		return withContent("Multiple content types test:",
+			sdk.ImageContent(redPixel(), "image/png"),
+			sdk.ResourceContent(sdk.Resource{URI: "test://mixed-content-resource", MimeType: "application/json", Text: `{"test":"data","value":123}`}))
 	case "test_reconnection":
 		// Long enough for a transport that closes the response stream
 		// mid-call (SEP-1699 polling) to do so before the result exists.
@@ -187,6 +209,28 @@ func redPixel() []byte {
 	return buf.Bytes()
 }
 
+// silentWAV is a tenth of a second of 8 kHz 8-bit mono silence, a real
+// RIFF/WAVE file for the audio fixture.
+func silentWAV() []byte {
+	const rate, samples = 8000, 800
+	var b bytes.Buffer
+	le := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) } // cannot fail on a buffer
+	b.WriteString("RIFF")
+	le(uint32(36 + samples))
+	b.WriteString("WAVEfmt ")
+	le(uint32(16))   // fmt chunk size
+	le(uint16(1))    // PCM
+	le(uint16(1))    // mono
+	le(uint32(rate)) // sample rate
+	le(uint32(rate)) // byte rate: rate × 1 channel × 1 byte
+	le(uint16(1))    // block align
+	le(uint16(8))    // bits per sample
+	b.WriteString("data")
+	le(uint32(samples))
+	b.Write(bytes.Repeat([]byte{0x80}, samples)) // 8-bit PCM silence is the midpoint
+	return b.Bytes()
+}
+
 func (*conformance) ReadResource(_ context.Context, uri string, _ sdk.Meta) (*sdk.Resource, error) {
 	switch uri {
 	case "test://static-text":
@@ -219,6 +263,11 @@ func (*conformance) GetPrompt(_ context.Context, req *sdk.PromptRequest) (*sdk.P
 		return &sdk.PromptResult{Messages: []sdk.PromptMessage{
 			{Role: sdk.RoleUser, Resource: &sdk.Resource{URI: req.Arguments["resourceUri"], MimeType: "text/plain", Text: "Embedded resource content for testing."}},
 			{Role: sdk.RoleUser, Text: "Please process the embedded resource above."},
+		}}, nil
+	case "test_prompt_with_image":
+		return &sdk.PromptResult{Messages: []sdk.PromptMessage{
+			{Role: sdk.RoleUser, Content: sdk.ImageContent(redPixel(), "image/png")},
+			{Role: sdk.RoleUser, Text: "Please analyze the image above."},
 		}}, nil
 	}
 	return nil, sdk.NotFound("unknown prompt", req.Name)

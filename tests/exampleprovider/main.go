@@ -1,15 +1,20 @@
 // Command exampleprovider is a third-party provider that uses every
 // capability the SDK offers: progress, log lines at each level, a prompt it
 // renders itself with argument completion, a resource template with
-// completion, a sampling and an elicitation request, and a long call that
-// ends when cancelled. The tests build it and register it by configuration,
+// completion, a sampling and an elicitation request, an image (and a
+// resource link) next to text in a tool result, and a long call that ends
+// when cancelled. The tests build it and register it by configuration,
 // exactly as a provider author would.
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"sort"
 	"strconv"
@@ -28,7 +33,7 @@ var names = []string{"ada", "alan", "grace", "linus", "margaret"}
 
 func (example) Describe() sdk.Description {
 	return sdk.Description{
-		Tools:     []string{"example.ask", "example.count", "example.logs", "example.wait"},
+		Tools:     []string{"example.ask", "example.count", "example.logs", "example.picture", "example.wait"},
 		Resources: []string{"example://notes/{name}"},
 		Prompts:   []string{"example_greet"},
 	}
@@ -70,6 +75,8 @@ func (example) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
 		return sdk.OK(source, map[string]any{"sent": len(levels)})
 	case "example.ask":
 		return ask(ctx, c)
+	case "example.picture":
+		return picture(c)
 	case "example.wait":
 		var in struct {
 			Marker string `json:"marker"`
@@ -117,6 +124,48 @@ func ask(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
 		return nil, err
 	}
 	return sdk.OK(source, map[string]any{"action": "accept", "name": name, "greeting": reply.Content.Text, "model": reply.Model})
+}
+
+// colors are the squares example.picture draws.
+var colors = map[string]color.RGBA{"red": {R: 255, A: 255}, "green": {G: 255, A: 255}, "blue": {B: 255, A: 255}}
+
+// picture returns a PNG square as an image content item, described in
+// text, and on request a resource link to a note.
+func picture(c *sdk.Call) (*sdk.Result, error) {
+	in := struct {
+		Color string `json:"color"`
+		Size  int    `json:"size"`
+		Link  bool   `json:"link"`
+	}{Size: 4}
+	if err := json.Unmarshal(c.Arguments, &in); err != nil {
+		return nil, fmt.Errorf("decode arguments: %w", err)
+	}
+	fill, ok := colors[in.Color]
+	if !ok {
+		return nil, &sdk.ArgumentError{Message: "unknown colour", Details: "color must be red, green or blue"}
+	}
+	img := image.NewRGBA(image.Rect(0, 0, in.Size, in.Size))
+	for y := 0; y < in.Size; y++ {
+		for x := 0; x < in.Size; x++ {
+			img.Set(x, y, fill)
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		return nil, fmt.Errorf("encode png: %w", err)
+	}
+	res, err := sdk.OK(source, map[string]any{"mimeType": "image/png", "width": in.Size, "height": in.Size, "bytes": buf.Len()})
+	if err != nil {
+		return nil, err
+	}
+	res.Text = fmt.Sprintf("A %dx%d %s square.", in.Size, in.Size, in.Color)
+	res.Content = []sdk.Content{sdk.ImageContent(buf.Bytes(), "image/png")}
+	if in.Link {
+		link := sdk.ResourceLinkContent("example://notes/ada", "ada")
+		link.MimeType, link.Description = "text/plain", "Notes about ada."
+		res.Content = append(res.Content, link)
+	}
+	return res, nil
 }
 
 func (example) ReadResource(_ context.Context, uri string, _ sdk.Meta) (*sdk.Resource, error) {
