@@ -67,9 +67,16 @@ func TestHugeOutputIsCappedAndFlagged(t *testing.T) {
 		return data, len(b)
 	}
 
+	// By default git is stopped at the budget: the totals then count what
+	// was read and say so.
 	d, _ := callData(1, "diff.text", map[string]any{"base": base, "head": "HEAD"})
-	if d["truncated"] != true || d["totalBytes"].(float64) < 50e6 || len(d["diff"].(string)) > 65536 {
-		t.Fatalf("diff.text: truncated=%v totalBytes=%v len=%d", d["truncated"], d["totalBytes"], len(d["diff"].(string)))
+	if d["truncated"] != true || d["totalsExact"] != false || len(d["diff"].(string)) > 65536 || d["totalBytes"].(float64) < float64(len(d["diff"].(string))) {
+		t.Fatalf("diff.text: truncated=%v totalsExact=%v totalBytes=%v len=%d", d["truncated"], d["totalsExact"], d["totalBytes"], len(d["diff"].(string)))
+	}
+	// exactTotals reads git's whole output for the exact size.
+	d, _ = callData(11, "diff.text", map[string]any{"base": base, "head": "HEAD", "exactTotals": true})
+	if d["truncated"] != true || d["totalsExact"] != true || d["totalBytes"].(float64) < 50e6 || len(d["diff"].(string)) > 65536 {
+		t.Fatalf("diff.text exactTotals: truncated=%v totalBytes=%v len=%d", d["truncated"], d["totalBytes"], len(d["diff"].(string)))
 	}
 	if d["totalLines"].(float64) < 500000 {
 		t.Fatalf("diff.text totalLines = %v", d["totalLines"])
