@@ -93,10 +93,13 @@ func TestProvidersCLI(t *testing.T) {
 	}
 }
 
+// `fluxgit version` and `fluxgit --version` print the same line.
 func TestVersionCLI(t *testing.T) {
-	out, _, code := runCLI(t, baseEnv(t), "version")
-	if code != 0 || !strings.HasPrefix(out, "fluxgit ") {
-		t.Fatalf("version: %d %q", code, out)
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		out, _, code := runCLI(t, baseEnv(t), args...)
+		if want := "fluxgit " + binVersion + "\n"; code != 0 || out != want {
+			t.Fatalf("%v: exit %d, printed %q, want %q", args, code, out, want)
+		}
 	}
 }
 

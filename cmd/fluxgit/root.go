@@ -9,7 +9,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at link time (-ldflags "-X main.version=…") for releases.
+// version is set at link time for releases (scripts/release.sh passes
+// -ldflags "-X main.version=…"); a stamped version is printed as given.
 var version = "0.1.0-dev"
 
 func buildVersion() string {
@@ -56,7 +57,10 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE:          serve.RunE,
+		// --version prints what `fluxgit version` prints, so scripts can use either.
+		Version: buildVersion(),
 	}
+	root.SetVersionTemplate("fluxgit {{.Version}}\n")
 	// Bare fluxgit serves as `fluxgit serve` does, its flags included.
 	root.Flags().AddFlagSet(serve.Flags())
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "host configuration file (default $FLUXGIT_CONFIG)")
