@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
+	"github.com/fluxgit/fluxgit/host/catalog"
 	"github.com/fluxgit/fluxgit/host/mcp"
 	"github.com/fluxgit/fluxgit/host/presence"
 	"github.com/fluxgit/fluxgit/host/repopath"
@@ -21,6 +22,7 @@ import (
 
 func newServeCmd(g *globalOptions) *cobra.Command {
 	o := &httpOptions{}
+	ts := &toolsetOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP on stdin/stdout (the default) or over Streamable HTTP (--transport http)",
@@ -29,14 +31,19 @@ func newServeCmd(g *globalOptions) *cobra.Command {
 			if err := o.resolve(cmd.Flags()); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			return serve(cmd.Context(), g, o)
+			sel, err := ts.resolve(cmd.Flags())
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			return serve(cmd.Context(), g, o, sel)
 		},
 	}
 	o.register(cmd.Flags())
+	ts.register(cmd.Flags())
 	return cmd
 }
 
-func serve(ctx context.Context, g *globalOptions, o *httpOptions) error {
+func serve(ctx context.Context, g *globalOptions, o *httpOptions, sel catalog.Selection) error {
 	log := g.logger()
 	cfg, err := setup.LoadConfig(g.config(), builtin.Names())
 	if err != nil {
@@ -56,6 +63,14 @@ func serve(ctx context.Context, g *globalOptions, o *httpOptions) error {
 		return &exitError{code: 1, err: err}
 	}
 	defer h.Providers.Shutdown()
+	// Before the server renders anything: tools/list, the instructions and
+	// the unknown-tool error then list only the selected tools.
+	if err := sel.Check(h.Catalog); err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--tools / FLUXGIT_TOOLS: %w", err)}
+	}
+	if err := sel.Apply(h.Catalog); err != nil {
+		return &exitError{code: 1, err: err}
+	}
 
 	if ctx == nil {
 		ctx = context.Background()

@@ -45,7 +45,7 @@ func newSpecCmd(g *globalOptions) *cobra.Command {
 				}
 				fsys, name = os.DirFS(args[0]), args[0]
 			}
-			findings := catalog.Lint(fsys, known)
+			findings := catalog.Lint(fsys, known, catalog.RequireToolsets(append(builtin.Names(), builtin.Planned...)))
 			for _, f := range findings {
 				fmt.Fprintln(cmd.OutOrStdout(), f.String())
 			}

@@ -69,7 +69,9 @@ type Tool struct {
 	Description string
 	Provider    string // provider process that executes the tool, e.g. "git-read"
 	Tier        string // free | hybrid | fluxgit | fluxgit-write-handshake
-	File        string // spec file, relative to its layer root, e.g. "tools/repo.status.yaml"
+	// Toolsets are the spec's toolsets (see Toolsets), in file order.
+	Toolsets []string `json:",omitempty"`
+	File     string   // spec file, relative to its layer root, e.g. "tools/repo.status.yaml"
 	// Order is the listing position from the spec (>= 1), or 0 when the spec
 	// gives none; unordered tools are listed after ordered ones.
 	Order       int
@@ -479,6 +481,13 @@ func buildTool(file string, doc *object, in *inliner) (t *Tool, inErr, outErr er
 		Provider:    doc.str("provider"),
 		Tier:        doc.str("tier"),
 		File:        file,
+	}
+	if sets, ok := doc.vals["toolsets"].([]any); ok {
+		for _, v := range sets {
+			if s, ok := v.(string); ok {
+				t.Toolsets = append(t.Toolsets, s)
+			}
+		}
 	}
 	if doc.str("result") == ResultPlain {
 		t.Result = ResultPlain

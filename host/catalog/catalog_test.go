@@ -33,8 +33,13 @@ func mustTool(t testing.TB, c *Catalog, name string) *Tool {
 }
 
 func TestEmbeddedSpecLintsClean(t *testing.T) {
-	for _, f := range Lint(spec.FS, knownProviders) {
+	for _, f := range Lint(spec.FS, knownProviders, RequireToolsets(knownProviders)) {
 		t.Errorf("%s", f)
+	}
+	for _, tool := range mustLoad(t).Tools {
+		if len(tool.Toolsets) == 0 {
+			t.Errorf("built-in tool %s names no toolsets", tool.Name)
+		}
 	}
 }
 
@@ -504,6 +509,7 @@ title: Demo Echo
 description: Echoes its input back; used by tests.
 provider: git-read
 tier: free
+toolsets: [git]
 annotations:
   readOnlyHint: true
   idempotentHint: true
@@ -553,6 +559,7 @@ title: Demo Targets
 description: Nested arguments; used by tests.
 provider: git-read
 tier: free
+toolsets: [git]
 annotations: {readOnlyHint: true}
 inputSchema:
   type: object

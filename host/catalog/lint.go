@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -44,6 +45,10 @@ const (
 	RuleDescription = "description"
 	// RuleReadOnlyHint: a tool does not state annotations.readOnlyHint.
 	RuleReadOnlyHint = "read-only-hint"
+	// RuleToolsets: a tool of a provider passed to RequireToolsets names
+	// no toolsets, so --toolsets could not select it (a tool in no set is
+	// served only with all or --tools). Third-party tools may omit them.
+	RuleToolsets = "toolsets"
 	// RuleReadOnlyDestructive: a read-only tool states destructiveHint.
 	RuleReadOnlyDestructive = "read-only-destructive"
 	// RuleAudit: a tool that is not read-only does not state audit
@@ -94,8 +99,11 @@ var toolNameRE = regexp.MustCompile(ToolNamePattern)
 // sorted by file, then rule, then message. An empty result means clean.
 // knownProviders lists the providers that exist; nil skips the
 // provider-unknown rule.
-func Lint(fsys fs.FS, knownProviders []string) []Finding {
+func Lint(fsys fs.FS, knownProviders []string, opts ...LintOption) []Finding {
 	l := &linter{fsys: fsys, src: newDocSource(fsys), known: knownProviders}
+	for _, o := range opts {
+		o(l)
+	}
 	l.in = newInliner(l.src)
 	l.tools()
 	l.resources()
@@ -114,12 +122,22 @@ func Lint(fsys fs.FS, knownProviders []string) []Finding {
 	return l.findings
 }
 
+// LintOption adjusts Lint.
+type LintOption func(*linter)
+
+// RequireToolsets makes RuleToolsets apply to the tools of providers: the
+// built-in ones, whose tools --toolsets must be able to select.
+func RequireToolsets(providers []string) LintOption {
+	return func(l *linter) { l.toolsetProviders = providers }
+}
+
 type linter struct {
-	fsys     fs.FS
-	src      *docSource
-	in       *inliner
-	known    []string
-	findings []Finding
+	toolsetProviders []string
+	fsys             fs.FS
+	src              *docSource
+	in               *inliner
+	known            []string
+	findings         []Finding
 }
 
 func (l *linter) add(file, rule, format string, args ...any) {
@@ -185,6 +203,9 @@ func (l *linter) tool(file string, doc *object) {
 	}
 	if strings.TrimSpace(doc.str("description")) == "" {
 		l.add(file, RuleDescription, "tool has no description")
+	}
+	if sets, _ := doc.get("toolsets"); sets == nil && slices.Contains(l.toolsetProviders, doc.str("provider")) {
+		l.add(file, RuleToolsets, "tool names no toolsets: add toolsets: [%s] (one or more of those)", strings.Join(Toolsets, ", "))
 	}
 
 	ann := doc.obj("annotations")

@@ -38,6 +38,26 @@ func TestLintBaseFixtureIsClean(t *testing.T) {
 	}
 }
 
+// TestLintToolsetsOnlyRequiredOfNamedProviders: a third-party tool may
+// omit toolsets (it is then served only with all or --tools).
+func TestLintToolsetsOnlyRequiredOfNamedProviders(t *testing.T) {
+	src := mutate(t, "toolsets: [git]\n", "")
+	fsys := fstest.MapFS{"tools/demo.echo.yaml": {Data: src}}
+	for _, tc := range []struct {
+		name     string
+		required []string
+		want     int
+	}{
+		{"not required", nil, 0},
+		{"another provider", []string{"fleet"}, 0},
+		{"its provider", []string{"fleet", "git-read"}, 1},
+	} {
+		if got := Lint(fsys, knownProviders, RequireToolsets(tc.required)); len(got) != tc.want {
+			t.Errorf("%s: %d findings, want %d: %s", tc.name, len(got), tc.want, joinFindings(got))
+		}
+	}
+}
+
 func TestLintRules(t *testing.T) {
 	const file = "tools/demo.echo.yaml"
 	const resFile = "resources/guide.yaml"
@@ -53,6 +73,12 @@ func TestLintRules(t *testing.T) {
 		{"parse", func(t *testing.T) fstest.MapFS {
 			return tool([]byte("name: demo.echo\n  title: [broken\n"))
 		}, RuleParse, file, "yaml:"},
+		{"toolsets missing", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "toolsets: [git]\n", ""))
+		}, RuleToolsets, file, "add toolsets: [git, fleet, restore, proposals, presence, roster]"},
+		{"toolsets unknown name", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "toolsets: [git]", "toolsets: [gitt]"))
+		}, RuleMetaschema, file, "toolsets"},
 		{"parse duplicate key", func(t *testing.T) fstest.MapFS {
 			return tool(mutate(t, "tier: free", "tier: free\ntier: free"))
 		}, RuleParse, file, `duplicate key "tier"`},
@@ -171,7 +197,7 @@ func TestLintRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Lint(tt.files(t), knownProviders)
+			got := Lint(tt.files(t), knownProviders, RequireToolsets(knownProviders))
 			if len(got) != 1 {
 				t.Fatalf("want exactly one %s finding, got %d:\n%s", tt.rule, len(got), joinFindings(got))
 			}

@@ -18,6 +18,7 @@ title: Demo Defs
 description: A tool whose schemas declare their own $defs; used by tests.
 provider: git-read
 tier: free
+toolsets: [git]
 annotations: {readOnlyHint: true}
 inputSchema:
   $schema: https://json-schema.org/draft/2020-12/schema
