@@ -266,6 +266,12 @@ func checkRunDir() Result {
 		return Result{Name: CheckRunDir, Status: Fail, Detail: "no run directory: " + err.Error(),
 			Fix: "set " + rundir.EnvRunDir + " to an absolute directory of your own"}
 	}
+	// The ledger resolves links above its own directory (audit.Open), so a
+	// run directory reached through a link (macOS's /var, a linked home)
+	// is fine; what it holds is read by tools, so others must not write it.
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
 	return checkDir(CheckRunDir, "run directory", dir, 0o022)
 }
 

@@ -2,6 +2,8 @@ package preflight
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -97,5 +99,51 @@ func TestRunOrderAndFailed(t *testing.T) {
 	}
 	if r, _ := Find(rs, CheckLedger); r.Status != Skip {
 		t.Fatalf("ledger %s, want skip while the key is unusable", r.Status)
+	}
+}
+
+func TestRunDirCheck(t *testing.T) {
+	base := t.TempDir()
+	private := filepath.Join(base, "private")
+	open := filepath.Join(base, "open")
+	file := filepath.Join(base, "file")
+	link := filepath.Join(base, "link")
+	for _, d := range []string{private, open} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(private, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		dir    string
+		status Status
+		want   string
+	}{
+		{private, OK, private},
+		{link, OK, private}, // links above the ledger's directory are resolved
+		{filepath.Join(base, "missing"), OK, "created on first use"},
+		{open, Fail, "writable by group or others"},
+		{file, Fail, "not a directory"},
+	}
+	for _, tc := range tests {
+		t.Run(filepath.Base(tc.dir), func(t *testing.T) {
+			t.Setenv("FLUXGIT_RUN_DIR", tc.dir)
+			r := checkRunDir()
+			if r.Status != tc.status || !strings.Contains(r.Detail, tc.want) {
+				t.Fatalf("got %s %q, want %s containing %q", r.Status, r.Detail, tc.status, tc.want)
+			}
+			entries, _ := os.ReadDir(private)
+			if len(entries) != 0 {
+				t.Fatalf("the check wrote into %s: %v", private, entries)
+			}
+		})
 	}
 }
