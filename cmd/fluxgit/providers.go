@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fluxgit/fluxgit/host/preflight"
 	"github.com/fluxgit/fluxgit/host/providers"
 	"github.com/fluxgit/fluxgit/host/setup"
 	"github.com/fluxgit/fluxgit/plugins/builtin"
@@ -32,6 +33,7 @@ func newProvidersCmd(g *globalOptions) *cobra.Command {
 				return &exitError{code: 1, err: err}
 			}
 			defer h.Providers.Shutdown()
+			checks := runPreflight(cmd.Context(), g)
 			failed := 0
 			out := cmd.OutOrStdout()
 			for _, name := range h.Providers.Names() {
@@ -57,7 +59,14 @@ func newProvidersCmd(g *globalOptions) *cobra.Command {
 					state, described = "FAILED: "+err.Error(), "-"
 					failed++
 				}
-				fmt.Fprintf(out, "%s (%s)\n  starts: %s\n  describe: %s\n  tools (%d): %s\n", name, kind, state, described, len(tools), strings.Join(tools, ", "))
+				ready := "yes"
+				if state != "ok" || described != "ok" {
+					ready = "no"
+				} else if why := notReady(name, checks); why != "" {
+					ready = "NO: " + why
+					failed++
+				}
+				fmt.Fprintf(out, "%s (%s)\n  starts: %s\n  describe: %s\n  ready: %s\n  tools (%d): %s\n", name, kind, state, described, ready, len(tools), strings.Join(tools, ", "))
 				var prompts []string
 				for _, p := range h.Catalog.Prompts {
 					if p.Provider == name {
@@ -69,9 +78,27 @@ func newProvidersCmd(g *globalOptions) *cobra.Command {
 				}
 			}
 			if failed > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%d provider(s) failed to start or do not serve their spec", failed)}
+				return &exitError{code: 1, err: fmt.Errorf("%d provider(s) failed to start, do not serve their spec, or cannot serve (run `fluxgit doctor`)", failed)}
 			}
 			return nil
 		},
 	}
+}
+
+// gitProviders run git for every tool call: without a usable git they
+// start and describe themselves, yet every call fails.
+var gitProviders = map[string]bool{"git-read": true}
+
+// notReady says why a provider that starts still cannot serve a call under
+// this configuration, or "" when nothing stands in its way: a malformed
+// FLUXGIT_MCP_ALLOWED_ROOTS fails every tools/call in the host, and an
+// unusable git fails every call of a git provider.
+func notReady(name string, checks []preflight.Result) string {
+	if r, ok := preflight.Find(checks, preflight.CheckRoots); ok && r.Status == preflight.Fail {
+		return r.Line()
+	}
+	if r, ok := preflight.Find(checks, preflight.CheckGit); ok && r.Status == preflight.Fail && gitProviders[name] {
+		return r.Line()
+	}
+	return ""
 }

@@ -66,7 +66,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "host configuration file (default $FLUXGIT_CONFIG)")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "stderr log level: trace, debug, info, warn, error")
 	root.AddCommand(serve, newSpecCmd(g), newProvidersCmd(g), newVersionCmd(), newProviderCmd())
-	root.AddCommand(newVerifyAuditCmd(), newGatewayCmd(g))
+	root.AddCommand(newVerifyAuditCmd(), newGatewayCmd(g), newDoctorCmd(g))
 	return root
 }
 

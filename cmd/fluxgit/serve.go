@@ -45,6 +45,9 @@ func newServeCmd(g *globalOptions) *cobra.Command {
 
 func serve(ctx context.Context, g *globalOptions, o *httpOptions, sel catalog.Selection) error {
 	log := g.logger()
+	if reportPreflight(ctx, g) {
+		return &exitError{code: 1, err: fmt.Errorf("configuration check failed (see above; `fluxgit doctor` shows every check)")}
+	}
 	cfg, err := setup.LoadConfig(g.config(), builtin.Names())
 	if err != nil {
 		return &exitError{code: 1, err: err}
