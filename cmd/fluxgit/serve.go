@@ -37,7 +37,10 @@ func newServeCmd(g *globalOptions) *cobra.Command {
 }
 
 func serve(ctx context.Context, g *globalOptions, o *httpOptions) error {
-	log := g.logger()
+	log, err := g.buildLogger()
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
 	cfg, err := setup.LoadConfig(g.config(), builtin.Names())
 	if err != nil {
 		return &exitError{code: 1, err: err}
