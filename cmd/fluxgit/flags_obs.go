@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/fluxgit/fluxgit/internal/logging"
+	"github.com/fluxgit/fluxgit/internal/telemetry"
 )
 
 // obsOptions hold the resolved logging settings every command shares.
@@ -79,4 +82,24 @@ func (g *globalOptions) buildLogger() (hclog.Logger, error) {
 	}
 	g.obs.log = hclog.New(&hclog.LoggerOptions{Name: "fluxgit", Output: out, Level: level})
 	return g.obs.log, nil
+}
+
+// tracingFlushTimeout bounds the wait for the last spans at exit, so an
+// unreachable collector cannot hold up a shutdown.
+const tracingFlushTimeout = 5 * time.Second
+
+// startTracing installs the OTLP exporter when OTEL_ENABLED asks for it and
+// returns what flushes it at exit; off, both are no-ops.
+func startTracing(log hclog.Logger) (func(), error) {
+	shutdown, err := telemetry.Setup(context.Background(), "fluxgit", false)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), tracingFlushTimeout)
+		defer cancel()
+		if err := shutdown(ctx); err != nil {
+			log.Warn("traces not exported", "err", err)
+		}
+	}, nil
 }

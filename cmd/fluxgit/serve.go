@@ -41,6 +41,11 @@ func serve(ctx context.Context, g *globalOptions, o *httpOptions) error {
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
+	stopTracing, err := startTracing(log)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	defer stopTracing()
 	cfg, err := setup.LoadConfig(g.config(), builtin.Names())
 	if err != nil {
 		return &exitError{code: 1, err: err}

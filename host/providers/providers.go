@@ -15,9 +15,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/fluxgit/fluxgit/internal/telemetry"
 	"github.com/fluxgit/fluxgit/internal/wire"
 )
 
@@ -253,6 +256,17 @@ func transient(err error) bool {
 // Once the client has seen an event (a progress report, a question) the
 // call is not replayed: the client would see it start over.
 func (m *Manager) CallTool(ctx context.Context, name string, call *wire.Call, retry bool, events wire.EventFunc) (*wire.Result, error) {
+	// One span per provider call; its context travels in the wire meta so
+	// the provider's own span is its child in the same trace.
+	ctx, span := telemetry.Start(ctx, "provider "+name+" "+call.Tool, trace.SpanKindClient,
+		attribute.String("fluxgit.provider", name), attribute.String("fluxgit.tool", call.Tool))
+	call.Meta.TraceParent, call.Meta.TraceState = telemetry.Inject(ctx)
+	res, err := m.callTool(ctx, name, call, retry, events)
+	telemetry.End(span, err)
+	return res, err
+}
+
+func (m *Manager) callTool(ctx context.Context, name string, call *wire.Call, retry bool, events wire.EventFunc) (*wire.Result, error) {
 	call.ID = m.nextCall.Add(1)
 	if events == nil {
 		// Nobody would see events or answer a question: the provider is
