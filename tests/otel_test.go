@@ -138,3 +138,38 @@ func TestOTELOffExportsNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestOTELResourceReadSpan: resources/read gets the same host-side pair of
+// spans (request, provider call) in one trace.
+func TestOTELResourceReadSpan(t *testing.T) {
+	recv := &otlpReceiver{}
+	ts := httptest.NewServer(recv)
+	defer ts.Close()
+	s := startServer(t, append(conformanceEnv(t), "OTEL_ENABLED=true", "OTEL_EXPORTER_OTLP_ENDPOINT="+ts.URL))
+	initialize(t, s)
+	if r := s.call(1, "resources/read", map[string]any{"uri": "test://static-text"}); r.Error != nil {
+		t.Fatal(r.raw)
+	}
+	s.stop()
+
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	var request, call otlpSpan
+	for _, sp := range recv.spans {
+		switch {
+		case sp.name == "resources/read":
+			request = sp
+		case strings.HasPrefix(sp.name, "provider ") && strings.HasSuffix(sp.name, " resources/read"):
+			call = sp
+		}
+	}
+	if request.spanID == "" || call.spanID == "" {
+		t.Fatalf("missing spans among %+v (bad exports: %v)", recv.spans, recv.bad)
+	}
+	if call.traceID != request.traceID || call.parentID != request.spanID {
+		t.Errorf("provider span %+v is not the child of request span %+v", call, request)
+	}
+	if request.service != "fluxgit" {
+		t.Errorf("service.name = %q, want the default fluxgit", request.service)
+	}
+}

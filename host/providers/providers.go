@@ -305,19 +305,34 @@ func (m *Manager) callTool(ctx context.Context, name string, call *wire.Call, re
 // died. An unknown URI is a *wire.Failure of kind not_found; a provider
 // without resources answers wire.ErrNotImplemented.
 func (m *Manager) ReadResource(ctx context.Context, name, uri string, meta wire.Meta) (*wire.Resource, error) {
-	return once(ctx, m, name, func(c *wire.Client) (*wire.Resource, error) { return c.ReadResource(ctx, uri, meta) })
+	ctx, span := telemetry.Start(ctx, "provider "+name+" resources/read", trace.SpanKindClient,
+		attribute.String("fluxgit.provider", name))
+	meta.TraceParent, meta.TraceState = telemetry.Inject(ctx)
+	res, err := once(ctx, m, name, func(c *wire.Client) (*wire.Resource, error) { return c.ReadResource(ctx, uri, meta) })
+	telemetry.End(span, err)
+	return res, err
 }
 
 // GetPrompt renders a prompt the provider owns, restarting it once if it
 // died. wire.ErrNotImplemented when the provider serves no prompts.
 func (m *Manager) GetPrompt(ctx context.Context, name string, req *wire.PromptRequest) (*wire.PromptResult, error) {
-	return once(ctx, m, name, func(c *wire.Client) (*wire.PromptResult, error) { return c.GetPrompt(ctx, req) })
+	ctx, span := telemetry.Start(ctx, "provider "+name+" prompts/get", trace.SpanKindClient,
+		attribute.String("fluxgit.provider", name), attribute.String("fluxgit.prompt", req.Name))
+	req.Meta.TraceParent, req.Meta.TraceState = telemetry.Inject(ctx)
+	res, err := once(ctx, m, name, func(c *wire.Client) (*wire.PromptResult, error) { return c.GetPrompt(ctx, req) })
+	telemetry.End(span, err)
+	return res, err
 }
 
 // Complete asks the provider for argument completions, restarting it once
 // if it died. wire.ErrNotImplemented when the provider has no Completer.
 func (m *Manager) Complete(ctx context.Context, name string, req *wire.CompleteRequest) (*wire.Completion, error) {
-	return once(ctx, m, name, func(c *wire.Client) (*wire.Completion, error) { return c.Complete(ctx, req) })
+	ctx, span := telemetry.Start(ctx, "provider "+name+" completion/complete", trace.SpanKindClient,
+		attribute.String("fluxgit.provider", name))
+	req.Meta.TraceParent, req.Meta.TraceState = telemetry.Inject(ctx)
+	res, err := once(ctx, m, name, func(c *wire.Client) (*wire.Completion, error) { return c.Complete(ctx, req) })
+	telemetry.End(span, err)
+	return res, err
 }
 
 // once runs an idempotent request, replaying it once on a fresh process
