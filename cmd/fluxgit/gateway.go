@@ -93,7 +93,7 @@ func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io
 		return &exitError{code: 1, err: fmt.Errorf("the gateway did not start: %w", err)}
 	}
 	defer ledger.Close()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slogLevel(g.logLevel)}))
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slogLevel(g.levelName())}))
 	if pol != nil {
 		log.Info("agent policy loaded", "file", os.Getenv(policy.EnvPolicy))
 	}

@@ -28,6 +28,7 @@ func buildVersion() string {
 type globalOptions struct {
 	configPath string
 	logLevel   string
+	obs        obsOptions
 }
 
 func (g *globalOptions) config() string {
@@ -37,12 +38,17 @@ func (g *globalOptions) config() string {
 	return os.Getenv("FLUXGIT_CONFIG")
 }
 
+// logger is the process logger (see buildLogger). When LOGS_DIR cannot be
+// used it says so on stderr and logs there alone; commands that must fail
+// instead call buildLogger themselves.
 func (g *globalOptions) logger() hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{
-		Name:   "fluxgit",
-		Output: os.Stderr,
-		Level:  hclog.LevelFromString(g.logLevel),
-	})
+	log, err := g.buildLogger()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fluxgit:", err)
+		g.obs.logDir = ""
+		log, _ = g.buildLogger()
+	}
+	return log
 }
 
 func newRootCmd() *cobra.Command {
@@ -59,12 +65,15 @@ func newRootCmd() *cobra.Command {
 		RunE:          serve.RunE,
 		// --version prints what `fluxgit version` prints, so scripts can use either.
 		Version: buildVersion(),
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return g.resolveObs(cmd)
+		},
 	}
 	root.SetVersionTemplate("fluxgit {{.Version}}\n")
 	// Bare fluxgit serves as `fluxgit serve` does, its flags included.
 	root.Flags().AddFlagSet(serve.Flags())
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "host configuration file (default $FLUXGIT_CONFIG)")
-	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "stderr log level: trace, debug, info, warn, error")
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", logLevelUsage)
 	root.AddCommand(serve, newSpecCmd(g), newProvidersCmd(g), newVersionCmd(), newProviderCmd())
 	root.AddCommand(newVerifyAuditCmd(), newGatewayCmd(g), newDoctorCmd(g))
 	return root

@@ -44,10 +44,18 @@ func newServeCmd(g *globalOptions) *cobra.Command {
 }
 
 func serve(ctx context.Context, g *globalOptions, o *httpOptions, sel catalog.Selection) error {
-	log := g.logger()
+	log, err := g.buildLogger()
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
 	if reportPreflight(ctx, g) {
 		return &exitError{code: 1, err: fmt.Errorf("configuration check failed (see above; `fluxgit doctor` shows every check)")}
 	}
+	stopTracing, err := startTracing(log)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	defer stopTracing()
 	cfg, err := setup.LoadConfig(g.config(), builtin.Names())
 	if err != nil {
 		return &exitError{code: 1, err: err}

@@ -9,8 +9,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/sourcegraph/jsonrpc2"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fluxgit/fluxgit/host/rpc"
+	"github.com/fluxgit/fluxgit/internal/telemetry"
 )
 
 // Session is one client connection: its negotiated generation and client
@@ -333,9 +336,19 @@ func (sess *Session) cancelAll() {
 	}
 }
 
-// dispatch resolves the generation, routes the method and decorates the
-// result for the modern generation.
+// dispatch runs one request inside its trace span (a no-op one unless
+// OTEL_ENABLED), so provider calls it makes become the span's children.
 func (sess *Session) dispatch(ctx context.Context, req *jsonrpc2.Request) (json.RawMessage, error) {
+	ctx, span := telemetry.Start(ctx, req.Method, trace.SpanKindServer,
+		attribute.String("rpc.system", "jsonrpc"), attribute.String("rpc.method", req.Method))
+	res, err := sess.route(ctx, req)
+	telemetry.End(span, err)
+	return res, err
+}
+
+// route resolves the generation, routes the method and decorates the
+// result for the modern generation.
+func (sess *Session) route(ctx context.Context, req *jsonrpc2.Request) (json.RawMessage, error) {
 	s := sess.srv
 	params, err := decodeParams(req.Params)
 	if err != nil {

@@ -15,9 +15,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/fluxgit/fluxgit/internal/telemetry"
 	"github.com/fluxgit/fluxgit/internal/wire"
 )
 
@@ -253,6 +256,17 @@ func transient(err error) bool {
 // Once the client has seen an event (a progress report, a question) the
 // call is not replayed: the client would see it start over.
 func (m *Manager) CallTool(ctx context.Context, name string, call *wire.Call, retry bool, events wire.EventFunc) (*wire.Result, error) {
+	// One span per provider call; its context travels in the wire meta so
+	// the provider's own span is its child in the same trace.
+	ctx, span := telemetry.Start(ctx, "provider "+name+" "+call.Tool, trace.SpanKindClient,
+		attribute.String("fluxgit.provider", name), attribute.String("fluxgit.tool", call.Tool))
+	call.Meta.TraceParent, call.Meta.TraceState = telemetry.Inject(ctx)
+	res, err := m.callTool(ctx, name, call, retry, events)
+	telemetry.End(span, err)
+	return res, err
+}
+
+func (m *Manager) callTool(ctx context.Context, name string, call *wire.Call, retry bool, events wire.EventFunc) (*wire.Result, error) {
 	call.ID = m.nextCall.Add(1)
 	if events == nil {
 		// Nobody would see events or answer a question: the provider is
@@ -291,19 +305,34 @@ func (m *Manager) CallTool(ctx context.Context, name string, call *wire.Call, re
 // died. An unknown URI is a *wire.Failure of kind not_found; a provider
 // without resources answers wire.ErrNotImplemented.
 func (m *Manager) ReadResource(ctx context.Context, name, uri string, meta wire.Meta) (*wire.Resource, error) {
-	return once(ctx, m, name, func(c *wire.Client) (*wire.Resource, error) { return c.ReadResource(ctx, uri, meta) })
+	ctx, span := telemetry.Start(ctx, "provider "+name+" resources/read", trace.SpanKindClient,
+		attribute.String("fluxgit.provider", name))
+	meta.TraceParent, meta.TraceState = telemetry.Inject(ctx)
+	res, err := once(ctx, m, name, func(c *wire.Client) (*wire.Resource, error) { return c.ReadResource(ctx, uri, meta) })
+	telemetry.End(span, err)
+	return res, err
 }
 
 // GetPrompt renders a prompt the provider owns, restarting it once if it
 // died. wire.ErrNotImplemented when the provider serves no prompts.
 func (m *Manager) GetPrompt(ctx context.Context, name string, req *wire.PromptRequest) (*wire.PromptResult, error) {
-	return once(ctx, m, name, func(c *wire.Client) (*wire.PromptResult, error) { return c.GetPrompt(ctx, req) })
+	ctx, span := telemetry.Start(ctx, "provider "+name+" prompts/get", trace.SpanKindClient,
+		attribute.String("fluxgit.provider", name), attribute.String("fluxgit.prompt", req.Name))
+	req.Meta.TraceParent, req.Meta.TraceState = telemetry.Inject(ctx)
+	res, err := once(ctx, m, name, func(c *wire.Client) (*wire.PromptResult, error) { return c.GetPrompt(ctx, req) })
+	telemetry.End(span, err)
+	return res, err
 }
 
 // Complete asks the provider for argument completions, restarting it once
 // if it died. wire.ErrNotImplemented when the provider has no Completer.
 func (m *Manager) Complete(ctx context.Context, name string, req *wire.CompleteRequest) (*wire.Completion, error) {
-	return once(ctx, m, name, func(c *wire.Client) (*wire.Completion, error) { return c.Complete(ctx, req) })
+	ctx, span := telemetry.Start(ctx, "provider "+name+" completion/complete", trace.SpanKindClient,
+		attribute.String("fluxgit.provider", name))
+	req.Meta.TraceParent, req.Meta.TraceState = telemetry.Inject(ctx)
+	res, err := once(ctx, m, name, func(c *wire.Client) (*wire.Completion, error) { return c.Complete(ctx, req) })
+	telemetry.End(span, err)
+	return res, err
 }
 
 // once runs an idempotent request, replaying it once on a fresh process

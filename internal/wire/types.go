@@ -40,6 +40,11 @@ type Meta struct {
 	LogLevel string `json:"logLevel,omitempty"`
 	// Client lists the client capabilities the request may use.
 	Client ClientCaps `json:"client,omitempty"`
+	// TraceParent and TraceState are the W3C trace context of the host's
+	// span for this call (empty when tracing is off), so the provider's
+	// spans join the host's trace.
+	TraceParent string `json:"traceparent,omitempty"`
+	TraceState  string `json:"tracestate,omitempty"`
 }
 
 // ClientCaps are the client features a provider may ask for through the

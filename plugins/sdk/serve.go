@@ -9,13 +9,26 @@ import (
 	"os"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/fluxgit/fluxgit/internal/telemetry"
 	"github.com/fluxgit/fluxgit/internal/wire"
 )
 
 // Serve runs the provider until the host goes away. It never returns
 // normally. Providers must never write to stdout: the host's handshake
 // with the provider lives there.
-func Serve(p Provider) { wire.Serve(&handler{p: p}) }
+//
+// With OTEL_ENABLED the provider exports its spans itself (OTLP, configured
+// by the same OTEL_* variables the host passes down); a provider that
+// cannot set up its exporter serves untraced rather than not at all.
+func Serve(p Provider) {
+	if _, err := telemetry.Setup(context.Background(), "fluxgit-provider", true); err != nil {
+		fmt.Fprintln(os.Stderr, "tracing off:", err)
+	}
+	wire.Serve(&handler{p: p})
+}
 
 // Logger returns the logger a provider should use for its operator: JSON
 // lines on stderr, which the host re-emits on its own log under the
@@ -66,6 +79,14 @@ func (h *handler) Describe(context.Context) (*wire.Description, error) {
 }
 
 func (h *handler) Call(ctx context.Context, c *wire.Call, s *wire.Stream) (*wire.Result, error) {
+	ctx, span := telemetry.Start(telemetry.Extract(ctx, c.Meta.TraceParent, c.Meta.TraceState), "tool "+c.Tool,
+		trace.SpanKindServer, attribute.String("fluxgit.tool", c.Tool))
+	res, err := h.call(ctx, c, s)
+	telemetry.End(span, err)
+	return res, err
+}
+
+func (h *handler) call(ctx context.Context, c *wire.Call, s *wire.Stream) (*wire.Result, error) {
 	call := &Call{Tool: c.Tool, Arguments: c.Arguments, Meta: fromWireMeta(c.Meta), events: &events{stream: s}}
 	res, err := h.p.CallTool(ctx, call)
 	if err != nil {
