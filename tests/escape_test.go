@@ -60,16 +60,6 @@ func (l *escapeLayout) innerRepo(t *testing.T, name string) string {
 	return dir
 }
 
-func symlink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.RemoveAll(link); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // pointMainAt makes refs/heads/main of repo name the outside commit.
 func pointMainAt(t *testing.T, repo, oid string) {
 	t.Helper()

@@ -10,3 +10,6 @@ import (
 func tieToHost(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
+
+// afterStart has nothing to do where the death signal is set before start.
+func afterStart(*exec.Cmd) error { return nil }

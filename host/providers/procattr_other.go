@@ -1,9 +1,13 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package providers
 
 import "os/exec"
 
-// tieToHost has no Pdeathsig outside Linux: the SDK's parent watcher ends
-// a provider whose host died.
+// tieToHost has no kernel support on macOS and the BSDs (no parent-death
+// signal): the provider's own watcher (internal/wire, exitWithParent) ends
+// it once it is re-parented, within its poll interval.
 func tieToHost(*exec.Cmd) {}
+
+// afterStart: see tieToHost.
+func afterStart(*exec.Cmd) error { return nil }

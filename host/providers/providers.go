@@ -188,6 +188,10 @@ func (m *Manager) launch(spec Spec) (*proc, error) {
 		pc.Kill()
 		return nil, fmt.Errorf("start provider %s: %w", spec.Name, err)
 	}
+	if err := afterStart(cmd); err != nil {
+		// The provider still ends with the host through its own watcher.
+		m.log.Warn("provider not tied to the host by the OS", "provider", spec.Name, "err", err)
+	}
 	raw, err := rpcClient.Dispense(wire.PluginName)
 	if err != nil {
 		pc.Kill()

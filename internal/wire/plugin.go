@@ -3,7 +3,6 @@ package wire
 import (
 	"context"
 	"os"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -56,18 +55,4 @@ func Serve(h Handler) {
 			Name: "provider", Output: os.Stderr, JSONFormat: true, Level: hclog.Info,
 		}),
 	})
-}
-
-// exitWithParent ends the provider when its host dies. go-plugin providers
-// ignore SIGINT and never read stdin, so a SIGKILLed host would otherwise
-// leave them running forever. The host also sets Pdeathsig where it can;
-// this watcher covers the cases Pdeathsig misses (the forking thread
-// exiting, non-Linux systems, providers started by someone else's host).
-func exitWithParent() {
-	parent := os.Getppid()
-	for range time.Tick(250 * time.Millisecond) {
-		if os.Getppid() != parent {
-			os.Exit(0)
-		}
-	}
 }
