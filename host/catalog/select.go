@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -136,9 +135,7 @@ func CompactSchema(schema json.RawMessage) (json.RawMessage, error) {
 	if len(schema) == 0 {
 		return schema, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(schema))
-	dec.UseNumber()
-	v, err := decodeOrdered(dec)
+	v, err := parseJSON(schema)
 	if err != nil {
 		return nil, err
 	}
@@ -154,11 +151,7 @@ func CompactSchema(schema json.RawMessage) (json.RawMessage, error) {
 			out.set(k, stripDescriptions(k, root.vals[k]))
 		}
 	}
-	var buf bytes.Buffer
-	if err := writeCompactJSON(&buf, out); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return marshal(out)
 }
 
 // dataKeywords hold instance values, not schemas: a "description" key in
@@ -193,88 +186,4 @@ func stripDescriptions(key string, v any) any {
 		return out
 	}
 	return v
-}
-
-// decodeOrdered reads one JSON value into the ordered value model.
-func decodeOrdered(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch d := tok.(type) {
-	case json.Delim:
-		switch d {
-		case '{':
-			o := newObject(4)
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, _ := kt.(string)
-				v, err := decodeOrdered(dec)
-				if err != nil {
-					return nil, err
-				}
-				o.set(k, v)
-			}
-			_, err := dec.Token()
-			return o, err
-		case '[':
-			a := []any{}
-			for dec.More() {
-				v, err := decodeOrdered(dec)
-				if err != nil {
-					return nil, err
-				}
-				a = append(a, v)
-			}
-			_, err := dec.Token()
-			return a, err
-		}
-		return nil, fmt.Errorf("unexpected %v", d)
-	}
-	return tok, nil
-}
-
-// writeCompactJSON renders the ordered value model as compact JSON.
-func writeCompactJSON(buf *bytes.Buffer, v any) error {
-	switch x := v.(type) {
-	case *object:
-		buf.WriteByte('{')
-		for i, k := range x.keys {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := writeCompactJSON(buf, k); err != nil {
-				return err
-			}
-			buf.WriteByte(':')
-			if err := writeCompactJSON(buf, x.vals[k]); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte('}')
-		return nil
-	case []any:
-		buf.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := writeCompactJSON(buf, e); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte(']')
-		return nil
-	}
-	// Like the rest of the catalog's rendering, keep <, > and & readable.
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	buf.Truncate(buf.Len() - 1) // Encode's newline
-	return nil
 }
