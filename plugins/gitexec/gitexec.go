@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -418,36 +419,64 @@ func (r *Runner) start(parent context.Context, exe string, command, argv []strin
 		killGroup(cmd.Process.Pid)
 	}
 
-	code := -1
-	if cmd.ProcessState != nil {
-		code = cmd.ProcessState.ExitCode()
-	}
-	fail := func(cause error, details string) error {
-		return &Error{Command: command, Details: details, ExitCode: code, Err: cause}
-	}
-	switch {
-	case stdout.stopped && !stderr.overflow && (waitErr == nil || killedBySignal(cmd.ProcessState)):
+	if stdout.stopped && !stderr.overflow && (waitErr == nil || killedBySignal(cmd.ProcessState)) {
 		// We ended git on purpose at its budget; its death by our signal
 		// is the expected end of the call, not a failure.
 		return nil
-	case stdout.sinkErr != nil:
-		return fail(fmt.Errorf("%w: %w", ErrExit, stdout.sinkErr), "reading git output failed: "+stdout.sinkErr.Error())
-	case stdout.overflow:
-		return fail(ErrOutputLimit, fmt.Sprintf("git %s exceeded %d bytes; the command was stopped and no partial result was returned as complete", stdout.what, stdout.limit))
-	case stderr.overflow:
-		return fail(ErrOutputLimit, fmt.Sprintf("git stderr exceeded %d bytes; the command was stopped", stderr.limit))
-	case parent.Err() != nil && !errors.Is(parent.Err(), context.DeadlineExceeded):
+	}
+	return runOutcome{
+		command: command, state: cmd.ProcessState, parent: parent, ctx: ctx, timeout: timeout,
+		waitErr: waitErr, stdout: stdout, stderr: stderr,
+		overflowNote: " and no partial result was returned as complete",
+	}.err()
+}
+
+// runOutcome is how one git process ended, for the read and write runners
+// alike; err turns it into nil or the *Error the caller reports.
+type runOutcome struct {
+	command        []string
+	state          *os.ProcessState
+	parent, ctx    context.Context
+	timeout        time.Duration
+	waitErr        error
+	stdout, stderr *limitBuffer
+	// overflowNote ends the message of a stdout overflow.
+	overflowNote string
+	// stdoutDetails: when git failed with nothing on stderr, its stdout is
+	// the explanation (merge and rebase report conflicts there).
+	stdoutDetails bool
+}
+
+func (o runOutcome) err() error {
+	code := -1
+	if o.state != nil {
+		code = o.state.ExitCode()
+	}
+	fail := func(cause error, details string) error {
+		return &Error{Command: o.command, Details: details, ExitCode: code, Err: cause}
+	}
+	switch {
+	case o.stdout.sinkErr != nil:
+		return fail(fmt.Errorf("%w: %w", ErrExit, o.stdout.sinkErr), "reading git output failed: "+o.stdout.sinkErr.Error())
+	case o.stdout.overflow:
+		return fail(ErrOutputLimit, fmt.Sprintf("git %s exceeded %d bytes; the command was stopped%s", o.stdout.what, o.stdout.limit, o.overflowNote))
+	case o.stderr.overflow:
+		return fail(ErrOutputLimit, fmt.Sprintf("git stderr exceeded %d bytes; the command was stopped", o.stderr.limit))
+	case o.parent.Err() != nil && !errors.Is(o.parent.Err(), context.DeadlineExceeded):
 		return fail(ErrCanceled, "git command canceled by the caller")
-	case ctx.Err() != nil:
-		return fail(ErrTimeout, "git command did not finish in time (limit "+timeout.String()+") and was killed")
-	case errors.Is(waitErr, exec.ErrWaitDelay):
+	case o.ctx.Err() != nil:
+		return fail(ErrTimeout, "git command did not finish in time (limit "+o.timeout.String()+") and was killed")
+	case errors.Is(o.waitErr, exec.ErrWaitDelay):
 		return fail(ErrExit, "a process started by git still held its output open "+PipeGrace.String()+" after git exited; it was killed")
-	case waitErr != nil:
+	case o.waitErr != nil:
 		var ee *exec.ExitError
-		if !errors.As(waitErr, &ee) {
-			return fail(ErrExit, "waiting for git failed: "+waitErr.Error())
+		if !errors.As(o.waitErr, &ee) {
+			return fail(ErrExit, "waiting for git failed: "+o.waitErr.Error())
 		}
-		details := strings.TrimSpace(stderr.buf.String())
+		details := strings.TrimSpace(o.stderr.buf.String())
+		if out := strings.TrimSpace(o.stdout.buf.String()); o.stdoutDetails && details == "" && out != "" {
+			details = out
+		}
 		if details == "" {
 			details = "git exited with status " + strconv.Itoa(code)
 		}

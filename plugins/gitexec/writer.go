@@ -2,12 +2,9 @@ package gitexec
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -177,38 +174,8 @@ func (w *Writer) start(parent context.Context, exe string, command, argv []strin
 	// with the call.
 	killGroup(cmd.Process.Pid)
 
-	code := -1
-	if cmd.ProcessState != nil {
-		code = cmd.ProcessState.ExitCode()
-	}
-	fail := func(cause error, details string) error {
-		return &Error{Command: command, Details: details, ExitCode: code, Err: cause}
-	}
-	switch {
-	case stdout.overflow:
-		return fail(ErrOutputLimit, fmt.Sprintf("git %s exceeded %d bytes; the command was stopped", stdout.what, stdout.limit))
-	case stderr.overflow:
-		return fail(ErrOutputLimit, fmt.Sprintf("git stderr exceeded %d bytes; the command was stopped", stderr.limit))
-	case parent.Err() != nil && !errors.Is(parent.Err(), context.DeadlineExceeded):
-		return fail(ErrCanceled, "git command canceled by the caller")
-	case ctx.Err() != nil:
-		return fail(ErrTimeout, "git command did not finish in time (limit "+timeout.String()+") and was killed")
-	case errors.Is(waitErr, exec.ErrWaitDelay):
-		return fail(ErrExit, "a process started by git still held its output open "+PipeGrace.String()+" after git exited; it was killed")
-	case waitErr != nil:
-		var ee *exec.ExitError
-		if !errors.As(waitErr, &ee) {
-			return fail(ErrExit, "waiting for git failed: "+waitErr.Error())
-		}
-		details := strings.TrimSpace(stderr.buf.String())
-		if out := strings.TrimSpace(stdout.buf.String()); details == "" && out != "" {
-			// merge and rebase report conflicts on stdout.
-			details = out
-		}
-		if details == "" {
-			details = "git exited with status " + strconv.Itoa(code)
-		}
-		return fail(ErrExit, details)
-	}
-	return nil
+	return runOutcome{
+		command: command, state: cmd.ProcessState, parent: parent, ctx: ctx, timeout: timeout,
+		waitErr: waitErr, stdout: stdout, stderr: stderr, stdoutDetails: true,
+	}.err()
 }
