@@ -23,6 +23,9 @@ RUN CGO_ENABLED=0 go build -trimpath -buildvcs=false \
       -o /out/fluxgit ./cmd/fluxgit
 
 FROM debian:bookworm-slim
+# The MCP Registry accepts server.json's OCI packages only from an image
+# carrying the entry's name in this label (README.md, "MCP Registry").
+LABEL io.modelcontextprotocol.server.name="io.github.fluxgit/fluxgit"
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
