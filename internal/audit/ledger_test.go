@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -77,7 +79,19 @@ func TestAppendAndVerify(t *testing.T) {
 	l := openTest(t, path, nil, nil)
 	appendN(t, l, 0, 10)
 	rep := mustVerify(t, path, verifyOpts(nil, false, nil))
-	want := Report{Entries: 10, Chained: 10, Unsigned: 10, Segments: 1, FirstSequence: 1, LastSequence: 10, Prunings: []Pruning{}}
+	// head_hash and chain_digest, computed here from the stored lines.
+	digest := sha256.New()
+	var head string
+	for _, line := range readLines(t, path) {
+		o, err := parseObject(bytes.TrimSuffix(line, []byte("\n")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, _ = stringField(o, "entryHash")
+		digest.Write([]byte(head + "\n"))
+	}
+	want := Report{Entries: 10, Chained: 10, Unsigned: 10, Segments: 1, FirstSequence: 1, LastSequence: 10, Prunings: []Pruning{},
+		HeadHash: head, ChainDigest: "sha256:" + hex.EncodeToString(digest.Sum(nil))}
 	if !reflect.DeepEqual(rep, want) {
 		t.Fatalf("report %+v, want %+v", rep, want)
 	}

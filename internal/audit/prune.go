@@ -12,6 +12,10 @@ import (
 // rotated segment).
 var ErrNoLedger = errors.New("no audit ledger")
 
+// ErrSignerNeeded: the ledger is signed and Prune was given no signer, so
+// its audit.pruned entries would be the chain's first unsigned ones.
+var ErrSignerNeeded = errors.New("the ledger is signed, so its audit.pruned entries must be signed too")
+
 // PruneResult is what Ledger.Prune did and left.
 type PruneResult struct {
 	// Prunings are the segments deleted, each recorded by an audit.pruned
@@ -66,7 +70,7 @@ func (l *Ledger) Prune() (PruneResult, error) {
 			return PruneResult{}, err
 		}
 		if signed {
-			return PruneResult{}, fmt.Errorf("the ledger %s is signed, so its audit.pruned entries must be signed too; set %s to the key that signs it", l.path, EnvSignKey)
+			return PruneResult{}, fmt.Errorf("%s: %w; set %s to the key that signs it", l.path, ErrSignerNeeded, EnvSignKey)
 		}
 	}
 	ps, err := l.prune()
