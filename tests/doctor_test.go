@@ -77,6 +77,12 @@ func TestDoctorMisconfiguration(t *testing.T) {
 		{"ledger path is a directory", func(_ *testing.T, d string) []string {
 			return []string{"FLUXGIT_MCP_AUDIT_LOG=" + d}
 		}, "ledger", "is a directory", true},
+		{"retention age below the age floor", func(*testing.T, string) []string {
+			return []string{"FLUXGIT_MCP_AUDIT_RETAIN_AGE=7d"}
+		}, "ledger", "is below FLUXGIT_MCP_AUDIT_MIN_AGE", true},
+		{"segment size out of range", func(*testing.T, string) []string {
+			return []string{"FLUXGIT_MCP_AUDIT_SEGMENT_BYTES=100", "FLUXGIT_MCP_AUDIT_DISABLED=1"}
+		}, "ledger", "between 4096", true},
 		{"config shadows a built-in", func(t *testing.T, d string) []string {
 			c := filepath.Join(d, "c.yaml")
 			writeFile(t, c, "providers:\n  - name: git-read\n    command: /bin/true\n    spec: .\n")

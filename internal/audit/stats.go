@@ -9,8 +9,9 @@ import (
 // Memory is bounded by the distinct tools, event types, results and days,
 // never by the number of entries.
 type Stats struct {
-	// Entries counts the selected entries; Calls counts them with each
-	// coalesced entry standing for its count of refused calls.
+	// Entries counts the selected entries; Calls counts the calls they
+	// record: a coalesced entry stands for its count of refused calls, an
+	// audit.pruned entry for none.
 	Entries uint64 `json:"entries"`
 	Calls   uint64 `json:"calls"`
 	// Refusals counts the refused calls (event_type write_block, coalesced
@@ -71,12 +72,15 @@ func ComputeStats(path string, opts VerifyOptions, f Filter) (Stats, error) {
 		if !f.Match(o) {
 			return nil
 		}
+		tool, _ := stringField(o, "tool")
+		et, _ := stringField(o, "event_type")
 		calls := uint64(1)
 		if n, err := uintField(o, "count"); err == nil && n > 0 {
 			calls = n
 		}
-		tool, _ := stringField(o, "tool")
-		et, _ := stringField(o, "event_type")
+		if et == EventPruned {
+			calls = 0 // fluxgit's own record of a pruning, not a call
+		}
 		result, _ := stringField(o, "result")
 		var refusals, errs uint64
 		if et == EventWriteBlock {
