@@ -206,7 +206,7 @@ func exportToFile(ledger, output string, opts audit.ExportOptions) (audit.Export
 	if err != nil {
 		return audit.ExportResult{}, &exitError{code: exitUsage, err: fmt.Errorf("--output %s: %w", output, err)}
 	}
-	if la, err := filepath.Abs(ledger); err == nil && (abs == la || strings.HasPrefix(filepath.Base(abs), filepath.Base(la)+".") && filepath.Dir(abs) == filepath.Dir(la)) {
+	if la, err := filepath.Abs(ledger); err == nil && isLedgerFile(la, abs) {
 		return audit.ExportResult{}, &exitError{code: exitUsage, err: fmt.Errorf("--output %s would replace a file of the ledger itself; choose a path outside the ledger's files", output)}
 	}
 	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
@@ -251,6 +251,21 @@ func exportToFile(ledger, output string, opts audit.ExportOptions) (audit.Export
 		d.Close()
 	}
 	return res, nil
+}
+
+// isLedgerFile reports whether p names the ledger at ledger or one of the
+// files kept next to it (lock, rotated segments, checkpoints).
+func isLedgerFile(ledger, p string) bool {
+	if filepath.Dir(p) != filepath.Dir(ledger) {
+		return false
+	}
+	base, name := filepath.Base(ledger), filepath.Base(p)
+	for _, prefix := range []string{base + ".segment-", base + ".checkpoint-", "." + base + ".checkpoint-"} {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return name == base || name == base+".lock"
 }
 
 func orNone(s string) string {
