@@ -145,7 +145,8 @@ func newAuditExportCmd() *cobra.Command {
 			"the whole ledger verified are they written to stdout or, with --output, to a new 0600 file put in\n" +
 			"place atomically. A broken chain, or signatures no key checked, exits 3 and writes nothing.\n\n" +
 			"jsonl: each entry's line byte for byte as stored. json: one object {\"ledger\", \"verified\" (the\n" +
-			"verify-audit report), \"filters\", \"entries\"}. csv: a header and the columns " + strings.Join(audit.CSVColumns, ", ") + ";\n" +
+			"verify-audit report), \"filters\", \"entries\"}. csv: a header and the columns\n" +
+			strings.Join(audit.CSVColumns[:9], ", ") + ",\n" + strings.Join(audit.CSVColumns[9:], ", ") + ";\n" +
 			"a cell starting with = + - @ TAB or CR gets a leading ' so spreadsheets show it as text.\n\n" +
 			"--since (inclusive) and --until (exclusive) take RFC 3339, a UTC date, Unix seconds, or an age\n" +
 			"(7d: seven days ago). --pubkey defaults to the public half of " + audit.EnvSignKey + " when set.\n" +
@@ -381,7 +382,7 @@ func newAuditPruneCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prune [FILE] [--json]",
 		Short: "Apply the configured retention policy to the ledger now; every pruning is recorded in the chain",
-		Long: "prune applies the retention policy (" + strings.Join(audit.RetentionVariables, ", ") + ")\n" +
+		Long: "prune applies the retention policy of\n  " + strings.Join(audit.RetentionVariables, "\n  ") + "\n" +
 			"to the ledger FILE (default: the configured ledger) now, under the ledger's lock and with the code\n" +
 			"the server runs after each rotation: each rotated segment it deletes is first recorded by an\n" +
 			"audit.pruned entry and a retention checkpoint. It signs those entries with " + audit.EnvSignKey + ",\n" +

@@ -40,7 +40,7 @@ const (
 	// exist, so a flood of calls cannot push recent history out.
 	DefaultMinAge = 30 * 24 * time.Hour
 	// DefaultMaxBytes is the ledger's ceiling (active file plus rotated
-	// segments), far above the ~20 MiB of normal retention. Above it,
+	// segments), far above the 20 MiB of default retention. Above it,
 	// refused calls are no longer written one by one (see RecordCall);
 	// real calls always are.
 	DefaultMaxBytes = 1 << 30
@@ -48,9 +48,9 @@ const (
 	// into one entry (see RecordCall).
 	DefaultCoalesceWindow = 10 * time.Second
 	// floorSegments is where the age floor gives way: beyond this many
-	// rotated segments (4 GiB, reachable only through real calls since
-	// refusals stop at the size ceiling) the oldest are pruned whatever
-	// their age, so the ledger's directory scans stay within maxDirMatches
+	// rotated segments (4 GiB at the default segment size, reachable only
+	// through real calls since refusals stop at the size ceiling) the
+	// oldest are pruned whatever their age and the size rule, so the ledger's directory scans stay within maxDirMatches
 	// and appends never start failing.
 	floorSegments = 1024
 )
