@@ -182,6 +182,15 @@ func TestDoctorHealthy(t *testing.T) {
 	if !strings.Contains(out, "0 check(s) failed, 0 warning(s)") {
 		t.Errorf("summary line missing:\n%s", out)
 	}
+	// The ledger row shows the retention policy in effect.
+	policy := "retains 20971520 bytes, no age limit, keeps 30d at least, 4194304-byte segments"
+	if !strings.Contains(out, policy) {
+		t.Errorf("the ledger row lacks the default policy %q:\n%s", policy, out)
+	}
+	out, _, _ = runCLI(t, append(env, "FLUXGIT_MCP_AUDIT_RETAIN_AGE=90d", "FLUXGIT_MCP_AUDIT_RETAIN_BYTES=0"), "doctor")
+	if !strings.Contains(out, "no size limit, prunes after 90d, keeps 30d at least") {
+		t.Errorf("the ledger row lacks the configured policy:\n%s", out)
+	}
 }
 
 // TestProvidersNotReady: a provider that starts but cannot serve a call
