@@ -17,8 +17,8 @@ import (
 
 // seedRotated writes a ledger of n rotated segments of three recent
 // entries each, the way rotation leaves them: the active file renamed to
-// <file>.segment-<first>-<last>-<segmentId>. With n above the 4 segments
-// retention keeps, the next append prunes unless the age floor forbids it.
+// <file>.segment-<first>-<last>-<segmentId>. With a retention size below
+// their total, the next append prunes unless the age floor forbids it.
 func seedRotated(t *testing.T, ledger string, signer *audit.Signer, n int) {
 	t.Helper()
 	l, err := audit.Open(audit.Options{Path: ledger, Signer: signer})
@@ -76,9 +76,10 @@ func allEntries(t *testing.T, ledger string) []map[string]any {
 // 14,000 refused calls with long, distinct unknown tool names, sent as
 // fast as the server answers, cannot flush the ledger: they become a few
 // counted entries that hold no 2 KiB name, the ledger's older history
-// (five rotated segments, one more than retention keeps by count) stays in
+// (five rotated segments, over the retention size) stays in
 // place because it is younger than the age floor, and the counts written
-// at exit add up to every call. The control sets the age floor to 0 by
+// at exit add up to every call. Both runs set a retention size just below
+// the seeded history; the control also sets the age floor to 0 by
 // environment: the same run prunes the oldest segment, and the pruning is
 // an audit.pruned entry of the chain that verify-audit reports.
 func TestAuditFloodCannotFlushTheLedger(t *testing.T) {
@@ -96,8 +97,11 @@ func TestAuditFloodCannotFlushTheLedger(t *testing.T) {
 			priv, pub, key := seededKey(t)
 			seedRotated(t, ledger, key, 5)
 			seeded := len(allEntries(t, ledger))
+			// A retention size one byte short of the seeded history: the
+			// oldest segment is due, unless the age floor protects it.
+			retain := fmt.Sprintf("%s=%d", audit.EnvRetainBytes, ledgerBytes(t, ledger)-1)
 			repo := fixtureRepo(t)
-			s := startServer(t, auditEnv(t, ledger, append([]string{audit.EnvSignKey + "=" + priv}, tc.env...)...))
+			s := startServer(t, auditEnv(t, ledger, append([]string{audit.EnvSignKey + "=" + priv, retain}, tc.env...)...))
 			initialize(t, s)
 			statusCall(t, s, 1, repo)
 

@@ -77,6 +77,12 @@ func TestDoctorMisconfiguration(t *testing.T) {
 		{"ledger path is a directory", func(_ *testing.T, d string) []string {
 			return []string{"FLUXGIT_MCP_AUDIT_LOG=" + d}
 		}, "ledger", "is a directory", true},
+		{"retention age below the age floor", func(*testing.T, string) []string {
+			return []string{"FLUXGIT_MCP_AUDIT_RETAIN_AGE=7d"}
+		}, "ledger", "is below FLUXGIT_MCP_AUDIT_MIN_AGE", true},
+		{"segment size out of range", func(*testing.T, string) []string {
+			return []string{"FLUXGIT_MCP_AUDIT_SEGMENT_BYTES=100", "FLUXGIT_MCP_AUDIT_DISABLED=1"}
+		}, "ledger", "between 4096", true},
 		{"config shadows a built-in", func(t *testing.T, d string) []string {
 			c := filepath.Join(d, "c.yaml")
 			writeFile(t, c, "providers:\n  - name: git-read\n    command: /bin/true\n    spec: .\n")
@@ -175,6 +181,15 @@ func TestDoctorHealthy(t *testing.T) {
 	}
 	if !strings.Contains(out, "0 check(s) failed, 0 warning(s)") {
 		t.Errorf("summary line missing:\n%s", out)
+	}
+	// The ledger row shows the retention policy in effect.
+	policy := "retains 20971520 bytes, no age limit, keeps 30d at least, 4194304-byte segments"
+	if !strings.Contains(out, policy) {
+		t.Errorf("the ledger row lacks the default policy %q:\n%s", policy, out)
+	}
+	out, _, _ = runCLI(t, append(env, "FLUXGIT_MCP_AUDIT_RETAIN_AGE=90d", "FLUXGIT_MCP_AUDIT_RETAIN_BYTES=0"), "doctor")
+	if !strings.Contains(out, "no size limit, prunes after 90d, keeps 30d at least") {
+		t.Errorf("the ledger row lacks the configured policy:\n%s", out)
 	}
 }
 

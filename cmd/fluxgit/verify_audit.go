@@ -26,8 +26,9 @@ func newVerifyAuditCmd() *cobra.Command {
 		Use:   "verify-audit FILE [--pubkey PEM]... [--require-signed] [--json]",
 		Short: "Verify an audit ledger; exit 0 valid, 3 integrity failure or signatures left unchecked, 2 usage",
 		Long: "verify-audit streams the ledger FILE, its rotated segments and retention checkpoints, and checks\n" +
-			"sequences, hashes, segment names, checkpoints and signatures. It prints counters and the\n" +
-			"prunings the chain records, never entry contents.\n\n" +
+			"sequences, hashes, segment names, checkpoints and signatures. It prints counters, the\n" +
+			"prunings the chain records, head_hash (the last entry's entryHash) and chain_digest (SHA-256\n" +
+			"over every retained entryHash, one per line), never entry contents.\n\n" +
 			"--pubkey takes a PEM Ed25519 public key and may be repeated (key rotation). It is needed only\n" +
 			"for signatures: an unsigned ledger verifies without it. A ledger that holds signatures but no\n" +
 			"--pubkey to check them is NOT verified (exit 3, \"unverified_signatures\" in the report): a\n" +
@@ -87,6 +88,7 @@ func printReport(out io.Writer, rep audit.Report, asJSON, ok bool) {
 	} else {
 		fmt.Fprintln(out, "sequence none")
 	}
+	fmt.Fprintf(out, "head_hash %s\nchain_digest %s\n", orNone(rep.HeadHash), orNone(rep.ChainDigest))
 	fmt.Fprintf(out, "retention_checkpoint_used %t\n", rep.RetentionCheckpointUsed)
 	fmt.Fprintf(out, "coalesced %d entries for %d refused calls\n", rep.CoalescedEntries, rep.CoalescedCalls)
 	fmt.Fprintf(out, "prunings %d\n", rep.PruningCount)

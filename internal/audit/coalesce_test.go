@@ -289,14 +289,15 @@ func TestRetentionFloor(t *testing.T) {
 				t.Fatal(err)
 			}
 			rep := mustVerify(t, path, verifyOpts(keys, true, lim))
+			size := ledgerDiskBytes(t, path)
 			if tc.wantKept {
-				if len(lf.segments) <= lim.keepRotated || len(lf.checkpoints) != 0 || rep.FirstSequence != 1 || rep.PruningCount != 0 {
-					t.Fatalf("%d segments, %d checkpoints, report %+v", len(lf.segments), len(lf.checkpoints), rep)
+				if size <= lim.retainBytes || len(lf.checkpoints) != 0 || rep.FirstSequence != 1 || rep.PruningCount != 0 {
+					t.Fatalf("%d bytes in %d segments, %d checkpoints, report %+v", size, len(lf.segments), len(lf.checkpoints), rep)
 				}
 				return
 			}
-			if len(lf.segments) != lim.keepRotated || rep.FirstSequence == 1 || rep.PruningCount == 0 {
-				t.Fatalf("%d segments, report %+v", len(lf.segments), rep)
+			if size > lim.retainBytes+lim.segmentBytes || rep.FirstSequence == 1 || rep.PruningCount == 0 {
+				t.Fatalf("%d bytes in %d segments, report %+v", size, len(lf.segments), rep)
 			}
 			// The retained prunings (older ones went with the segments they
 			// were in) are contiguous ranges reaching the retained chain.
@@ -383,7 +384,7 @@ func TestRetentionFloorGivesWayAtSegmentCap(t *testing.T) {
 func TestVerifyReportsARepeatedPruningOnce(t *testing.T) {
 	path := ledgerPath(t)
 	lim := smallLimits()
-	lim.keepRotated = 10
+	lim.retainBytes = 0
 	l := openTest(t, path, nil, lim)
 	appendN(t, l, 0, 30)
 	lf, err := scanDir(filepath.Dir(path), filepath.Base(path))

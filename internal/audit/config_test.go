@@ -17,7 +17,7 @@ import (
 
 // clearEnv unsets every audit variable for the test.
 func clearEnv(t *testing.T) {
-	for _, k := range []string{EnvLog, EnvDisabled, EnvSignKey, EnvRunDir, EnvMinAge, EnvMaxBytes} {
+	for _, k := range []string{EnvLog, EnvDisabled, EnvSignKey, EnvRunDir, EnvMinAge, EnvMaxBytes, EnvRetainBytes, EnvRetainAge, EnvSegmentBytes} {
 		t.Setenv(k, "") // registers restoration
 		os.Unsetenv(k)
 	}
@@ -250,3 +250,60 @@ func TestFromEnvRetention(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// The retention policy's variables: defaults, valid values, and every
+// bad value a *ConfigError naming the variable to change — even with
+// auditing disabled.
+func TestRetentionFromEnvPolicy(t *testing.T) {
+	def := DefaultRetention()
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		want    func(r Retention) bool
+		wantErr []string // substrings of the error
+	}{
+		{"defaults", nil, func(r Retention) bool { return r == def && r.RetainBytes == 20971520 && r.RetainAge == 0 }, nil},
+		{"size off", map[string]string{EnvRetainBytes: "0"}, func(r Retention) bool { return r.RetainBytes == 0 }, nil},
+		{"size and segments", map[string]string{EnvRetainBytes: " 1048576 ", EnvSegmentBytes: "4096"},
+			func(r Retention) bool { return r.RetainBytes == 1<<20 && r.SegmentBytes == 4096 }, nil},
+		{"age above the floor", map[string]string{EnvRetainAge: "90d"}, func(r Retention) bool { return r.RetainAge == 90*24*time.Hour }, nil},
+		{"age with the floor off", map[string]string{EnvRetainAge: "1s", EnvMinAge: "0"},
+			func(r Retention) bool { return r.RetainAge == time.Second && r.MinAge == 0 }, nil},
+		{"age equal to the floor", map[string]string{EnvRetainAge: "720h"}, func(r Retention) bool { return r.RetainAge == r.MinAge }, nil},
+		{"age below the floor", map[string]string{EnvRetainAge: "7d"}, nil,
+			[]string{EnvRetainAge + " (7d) is below " + EnvMinAge + " (30d)", "raise " + EnvRetainAge + " to at least 30d", "or lower " + EnvMinAge}},
+		{"age not an age", map[string]string{EnvRetainAge: "forever"}, nil, []string{EnvRetainAge, "30d"}},
+		{"negative size", map[string]string{EnvRetainBytes: "-1"}, nil, []string{EnvRetainBytes, "0 turns the size rule off"}},
+		{"size with a unit", map[string]string{EnvRetainBytes: "20MiB"}, nil, []string{EnvRetainBytes, "20971520"}},
+		{"segment too small", map[string]string{EnvSegmentBytes: "100"}, nil, []string{EnvSegmentBytes, "between 4096"}},
+		{"segment too large", map[string]string{EnvSegmentBytes: "2147483648"}, nil, []string{EnvSegmentBytes, "1073741824"}},
+		{"checked when disabled", map[string]string{EnvSegmentBytes: "x", EnvDisabled: "1"}, nil, []string{EnvSegmentBytes}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearEnv(t)
+			t.Setenv(EnvRunDir, t.TempDir())
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			l, err := FromEnv(nil)
+			if tc.wantErr != nil {
+				var ce *ConfigError
+				if !errors.As(err, &ce) {
+					t.Fatalf("want a *ConfigError, got %v", err)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.want(l.Policy()) {
+				t.Fatalf("policy %+v", l.Policy())
+			}
+		})
+	}
+}

@@ -31,12 +31,26 @@
 //
 // Next to the active file live the lock file, rotated segments and
 // retention checkpoints (see files.go for the names). The active file
-// rotates when an entry would take it beyond 4 MiB. Retention keeps 4
-// rotated segments, but never prunes one whose newest entry is younger
-// than the age floor (30 days by default) unless more than 1,024 exist.
-// Before the oldest segment is deleted, an audit.pruned entry naming its
-// sequence range, segmentId and the reason is appended to the chain, and
-// a (signed) checkpoint records where the retained chain resumes.
+// rotates when an entry would take it beyond the segment size (4 MiB by
+// default). Retention (see Retention) prunes the oldest rotated segment
+// while the ledger exceeds the retention size (20 MiB by default), unless
+// its newest entry is younger than the age floor (30 days by default),
+// and prunes every rotated segment whose newest entry is older than the
+// retention age when one is set; beyond 1,024 rotated segments the floor
+// gives way. The active file is never pruned. Before a segment is deleted,
+// an audit.pruned entry naming its sequence range, segmentId and the rule
+// that pruned it is appended to the chain, and a (signed) checkpoint
+// records where the retained chain resumes. Retention runs at a process's
+// first append, after each rotation, and on demand (Ledger.Prune).
+//
+// # Reading
+//
+// Verify, Export and ComputeStats read one consistent snapshot of the
+// ledger (under its lock when they may take it) and verify it whole in
+// one streaming pass; Export stages the entries its Filter selects and
+// writes them — JSONL as stored, CSV, or one JSON object — only when the
+// whole ledger verified. The report's HeadHash and ChainDigest let an
+// export be matched to a verification.
 //
 // # Refusals
 //

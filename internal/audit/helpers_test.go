@@ -12,9 +12,10 @@ import (
 	"time"
 )
 
-// smallLimits rotate after a few entries and keep two rotated segments.
+// smallLimits rotate after a few entries and retain about two rotated
+// segments and the active file.
 func smallLimits() *limits {
-	return &limits{segmentBytes: 4096, lineBytes: DefaultLineBytes, keepRotated: 2, lockTimeout: 10 * time.Second}
+	return &limits{segmentBytes: 4096, lineBytes: DefaultLineBytes, retainBytes: 3 * 4096, lockTimeout: 10 * time.Second}
 }
 
 func testSigner(seed byte) *Signer {
@@ -229,4 +230,16 @@ func noContents(t testing.TB, err error) {
 			t.Errorf("error message discloses entry contents (%q): %s", s, msg)
 		}
 	}
+}
+
+// ledgerDiskBytes is the size of the active file and the rotated segments.
+func ledgerDiskBytes(t testing.TB, path string) int64 {
+	t.Helper()
+	var n int64
+	for _, f := range ledgerFileNames(t, path) {
+		if fi, err := os.Stat(f); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
 }

@@ -22,15 +22,25 @@ import (
 const (
 	DefaultSegmentBytes = 4 << 20   // rotate the active file beyond this
 	DefaultLineBytes    = 256 << 10 // one entry, newline included
-	DefaultKeepRotated  = 4         // rotated segments kept (about 20 MiB in all)
 	defaultLockTimeout  = 5 * time.Second
+
+	// DefaultRetainBytes is the retention size: while the active file and
+	// the rotated segments together exceed it, the oldest rotated segment
+	// is pruned (subject to the age floor). 20 MiB is what the earlier
+	// fixed policy kept: four 4 MiB segments and the active file.
+	DefaultRetainBytes = 20 << 20
+	// MinSegmentBytes and MaxSegmentBytes bound a configured segment size:
+	// below 4 KiB rotation would outrun the line limit's purpose, above
+	// 1 GiB one pruning step would free too much at once.
+	MinSegmentBytes = 4 << 10
+	MaxSegmentBytes = 1 << 30
 
 	// DefaultMinAge is the retention floor: a rotated segment whose newest
 	// entry is younger than this is never pruned, however many segments
 	// exist, so a flood of calls cannot push recent history out.
 	DefaultMinAge = 30 * 24 * time.Hour
 	// DefaultMaxBytes is the ledger's ceiling (active file plus rotated
-	// segments), far above the ~20 MiB of normal retention. Above it,
+	// segments), far above the 20 MiB of default retention. Above it,
 	// refused calls are no longer written one by one (see RecordCall);
 	// real calls always are.
 	DefaultMaxBytes = 1 << 30
@@ -38,9 +48,9 @@ const (
 	// into one entry (see RecordCall).
 	DefaultCoalesceWindow = 10 * time.Second
 	// floorSegments is where the age floor gives way: beyond this many
-	// rotated segments (4 GiB, reachable only through real calls since
-	// refusals stop at the size ceiling) the oldest are pruned whatever
-	// their age, so the ledger's directory scans stay within maxDirMatches
+	// rotated segments (4 GiB at the default segment size, reachable only
+	// through real calls since refusals stop at the size ceiling) the
+	// oldest are pruned whatever their age and the size rule, so the ledger's directory scans stay within maxDirMatches
 	// and appends never start failing.
 	floorSegments = 1024
 )
@@ -50,13 +60,17 @@ const (
 type limits struct {
 	segmentBytes int64
 	lineBytes    int
-	keepRotated  int
 	lockTimeout  time.Duration
+	// retainBytes and retainAge are the retention policy (see Retention);
+	// zero turns the rule off.
+	retainBytes int64
+	retainAge   time.Duration
 	// noSync skips fsync, for building large test fixtures quickly.
 	noSync bool
 	// minAge, maxBytes and window: see DefaultMinAge, DefaultMaxBytes and
-	// DefaultCoalesceWindow. Zero minAge prunes by count alone; zero
-	// maxBytes or window means no ceiling or no coalescing.
+	// DefaultCoalesceWindow. Zero minAge lets the size rule prune young
+	// segments too; zero maxBytes or window means no ceiling or no
+	// coalescing.
 	minAge   time.Duration
 	maxBytes int64
 	window   time.Duration
@@ -66,18 +80,39 @@ type limits struct {
 
 func defaultLimits() limits {
 	return limits{segmentBytes: DefaultSegmentBytes, lineBytes: DefaultLineBytes,
-		keepRotated: DefaultKeepRotated, lockTimeout: defaultLockTimeout,
+		lockTimeout: defaultLockTimeout, retainBytes: DefaultRetainBytes,
 		minAge: DefaultMinAge, maxBytes: DefaultMaxBytes, window: DefaultCoalesceWindow}
 }
 
-// Retention overrides the retention floor and the size ceiling.
+// Retention is the retention policy and the size ceiling. Use
+// DefaultRetention and change what differs: every zero field is a choice
+// (no limit, no rule), except SegmentBytes, where zero means the default.
 type Retention struct {
-	// MinAge: rotated segments whose newest entry is younger are never
-	// pruned. Zero prunes by segment count alone.
+	// RetainBytes: while the active file and the rotated segments
+	// together exceed it, the oldest rotated segment is pruned — unless
+	// its newest entry is younger than MinAge. Zero: no size rule. The
+	// active file is never pruned.
+	RetainBytes int64
+	// RetainAge: a rotated segment whose newest entry is older is pruned
+	// whatever the size. Zero: no age rule. When both are set it must not
+	// be below MinAge (FromEnv refuses that).
+	RetainAge time.Duration
+	// SegmentBytes: the active file rotates when an entry would take it
+	// beyond this (MinSegmentBytes..MaxSegmentBytes; zero: the default).
+	SegmentBytes int64
+	// MinAge: the size rule never prunes a rotated segment whose newest
+	// entry is younger than this (the 1,024-segment cap aside). Zero: the
+	// size rule prunes young segments too.
 	MinAge time.Duration
 	// MaxBytes: the ceiling above which refused calls are only counted
 	// (see RecordCall). Zero: no ceiling.
 	MaxBytes int64
+}
+
+// DefaultRetention is the policy used when nothing is configured.
+func DefaultRetention() Retention {
+	return Retention{RetainBytes: DefaultRetainBytes, SegmentBytes: DefaultSegmentBytes,
+		MinAge: DefaultMinAge, MaxBytes: DefaultMaxBytes}
 }
 
 // ErrClosed is returned by Append after Close.
@@ -112,7 +147,8 @@ type Options struct {
 	Signer *Signer
 	// Log receives the degraded-state messages (optional).
 	Log hclog.Logger
-	// Retention overrides DefaultMinAge and DefaultMaxBytes (optional).
+	// Retention replaces the whole default policy, DefaultRetention
+	// (optional).
 	Retention *Retention
 
 	limits *limits // tests only
@@ -173,10 +209,17 @@ func Open(opts Options) (*Ledger, error) {
 		lim = *opts.limits
 	}
 	if r := opts.Retention; r != nil {
-		if r.MinAge < 0 || r.MaxBytes < 0 {
-			return nil, errors.New("audit: negative retention age or size ceiling")
+		if r.MinAge < 0 || r.MaxBytes < 0 || r.RetainBytes < 0 || r.RetainAge < 0 {
+			return nil, errors.New("audit: negative retention age or size")
+		}
+		if r.SegmentBytes != 0 && (r.SegmentBytes < MinSegmentBytes || r.SegmentBytes > MaxSegmentBytes) {
+			return nil, fmt.Errorf("audit: segment size %d is outside %d..%d bytes", r.SegmentBytes, MinSegmentBytes, MaxSegmentBytes)
 		}
 		lim.minAge, lim.maxBytes = r.MinAge, r.MaxBytes
+		lim.retainBytes, lim.retainAge = r.RetainBytes, r.RetainAge
+		if r.SegmentBytes != 0 {
+			lim.segmentBytes = r.SegmentBytes
+		}
 	}
 	log := opts.Log
 	if log == nil {
@@ -363,7 +406,7 @@ func (l *Ledger) appendLocked(ev Object) (Appended, error) {
 	if !l.housekept {
 		// Finish a retention step a crash may have interrupted, and measure
 		// the ledger. A failure never stops the recording of new entries.
-		if err := l.prune(); err != nil {
+		if _, err := l.prune(); err != nil {
 			l.log.Warn("audit ledger retention failed", "path", l.path, "error", err)
 		}
 		l.housekept = true
@@ -373,7 +416,7 @@ func (l *Ledger) appendLocked(ev Object) (Appended, error) {
 		return a, err
 	}
 	if rotated {
-		if err := l.prune(); err != nil {
+		if _, err := l.prune(); err != nil {
 			// The entry is durable; retention is retried by the next rotation.
 			l.log.Warn("audit ledger retention failed", "path", l.path, "error", err)
 		}
@@ -685,91 +728,174 @@ func (l *Ledger) rotate(f *os.File, st tail) error {
 	return syncDir(l.dir)
 }
 
-// prune enforces retention: while more rotated segments exist than kept
-// and the oldest one's newest entry is older than the retention floor, it
-// appends an audit.pruned entry naming what goes (so the chain itself
+// prune enforces the retention policy, oldest rotated segment first: a
+// segment goes when its newest entry is older than the retention age, or
+// while the ledger is larger than the retention size and the segment's
+// newest entry is older than the age floor, or while more rotated
+// segments exist than the floor allows. For each, it appends an
+// audit.pruned entry naming what goes and why (so the chain itself
 // records every pruning), writes (and syncs) a checkpoint naming where the
-// retained chain resumes, then deletes the oldest segment, then older
+// retained chain resumes, then deletes the segment, then older
 // checkpoints. One segment at a time, so a crash at any point leaves a
 // verifiable ledger (a crash between the entry and the deletion records
-// the same pruning twice). It ends by measuring the ledger's size.
-func (l *Ledger) prune() error {
+// the same pruning twice). It ends by measuring the ledger's size. The
+// caller holds the lock.
+func (l *Ledger) prune() ([]Pruning, error) {
 	lf, err := scanDir(l.dir, l.base)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, t := range lf.temps {
 		_ = os.Remove(filepath.Join(l.dir, t))
 	}
-	for len(lf.segments) > l.lim.keepRotated {
-		drop, keep := lf.segments[0], lf.segments[1]
-		floorCap := l.lim.floorSegments
-		if floorCap == 0 {
-			floorCap = floorSegments
-		}
-		overCap := len(lf.segments) > floorCap
-		if l.lim.minAge > 0 && !overCap {
-			newest, err := l.newestTimestamp(drop)
-			if err != nil {
-				return err
-			}
-			if time.Since(time.UnixMilli(newest)) < l.lim.minAge {
-				break // every later segment is younger still
-			}
-		}
-		cf, err := l.firstEntryOf(keep)
+	// Only segments that existed when retention started are candidates:
+	// the audit.pruned entries may fill and rotate the active file, and
+	// pruning that new segment would only record yet another pruning.
+	var horizon uint64
+	if n := len(lf.segments); n > 0 {
+		horizon = lf.segments[n-1].last
+	}
+	var done []Pruning
+	for len(lf.segments) > 0 && lf.segments[0].last <= horizon {
+		drop := lf.segments[0]
+		reason, ok, err := l.pruneReason(lf, drop)
 		if err != nil {
-			return err
+			return done, err
 		}
-		if cf.sequence != keep.first || keep.first != drop.last+1 {
-			return integrity(keep.name, 0, "retained segments are not contiguous; not pruning")
+		if !ok {
+			break // every later segment is younger still
 		}
-		reason := fmt.Sprintf("retention: %d rotated segments exceed the %d kept", len(lf.segments), l.lim.keepRotated)
-		switch {
-		case l.lim.minAge > 0 && overCap:
-			reason += fmt.Sprintf(", and more than %d are kept: the age floor gives way at that many", floorCap)
-		case l.lim.minAge > 0:
-			reason += fmt.Sprintf(", and this one's newest entry is older than the %s floor", l.lim.minAge)
+		// Where the retained chain resumes: the next segment's first entry,
+		// else the active file's; an empty active file is resumed by the
+		// audit.pruned entry itself.
+		var resume chainFields
+		known := false
+		if len(lf.segments) > 1 {
+			keep := lf.segments[1]
+			if resume, err = l.firstEntryOf(keep); err != nil {
+				return done, err
+			}
+			if resume.sequence != keep.first {
+				return done, integrity(keep.name, 0, "retained segments are not contiguous; not pruning")
+			}
+			known = true
+		} else if fi, err := os.Lstat(l.path); err == nil && fi.Size() > 0 {
+			if resume, err = l.firstEntryOfFile(l.path, l.base); err != nil {
+				return done, err
+			}
+			known = true
 		}
-		if _, _, err := l.writeLocked(prunedEvent(drop, reason)); err != nil {
-			return fmt.Errorf("record pruning: %w", err)
+		if known && resume.sequence != drop.last+1 {
+			return done, integrity(l.base, 0, "retained chain does not continue the segment to prune; not pruning")
 		}
-		if err := l.writeCheckpoint(lf.checkpoints, cf.sequence, cf.previousHash); err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
+		a, _, err := l.writeLocked(prunedEvent(drop, reason))
+		if err != nil {
+			return done, fmt.Errorf("record pruning: %w", err)
+		}
+		if !known {
+			if resume, err = l.firstEntryOfFile(l.path, l.base); err != nil {
+				return done, err
+			}
+			if resume.sequence != drop.last+1 {
+				return done, integrity(l.base, 0, "retained chain does not continue the segment to prune; not pruning")
+			}
+		}
+		if err := l.writeCheckpoint(lf.checkpoints, resume.sequence, resume.previousHash); err != nil {
+			return done, fmt.Errorf("checkpoint: %w", err)
 		}
 		if err := os.Remove(filepath.Join(l.dir, drop.name)); err != nil {
-			return err
+			return done, err
 		}
 		if err := syncDir(l.dir); err != nil {
-			return err
+			return done, err
 		}
 		for _, c := range lf.checkpoints {
-			if c.next < cf.sequence {
+			if c.next < resume.sequence {
 				_ = os.Remove(filepath.Join(l.dir, c.name))
 			}
 		}
 		if err := syncDir(l.dir); err != nil {
-			return err
+			return done, err
 		}
+		p := Pruning{Sequence: a.Sequence, FirstSequence: drop.first, LastSequence: drop.last,
+			SegmentIDs: []string{drop.segmentID}, Reason: BoundText(reason, MaxSummaryChars)}
+		if o, err := parseObject(a.Line); err == nil {
+			if n, ok := mustNumber(o, "timestamp"); ok {
+				p.Timestamp, _ = strconv.ParseInt(string(n), 10, 64)
+			}
+		}
+		done = append(done, p)
 		if lf, err = scanDir(l.dir, l.base); err != nil {
-			return err
+			return done, err
 		}
 	}
 	l.measure(lf)
-	return nil
+	return done, nil
 }
 
-// measure records the ledger's size: the rotated segments lf lists plus
-// the active file.
-func (l *Ledger) measure(lf ledgerFiles) {
+// pruneReason tells whether the oldest rotated segment drop is to be
+// pruned now and why, in the words the audit.pruned entry records.
+func (l *Ledger) pruneReason(lf ledgerFiles, drop segmentFile) (string, bool, error) {
+	floorCap := l.lim.floorSegments
+	if floorCap == 0 {
+		floorCap = floorSegments
+	}
+	overCap := len(lf.segments) > floorCap
+	var age time.Duration
+	if l.lim.retainAge > 0 || l.lim.minAge > 0 {
+		newest, err := l.newestTimestamp(drop)
+		if err != nil {
+			return "", false, err
+		}
+		age = time.Since(time.UnixMilli(newest))
+	}
+	if l.lim.retainAge > 0 && age > l.lim.retainAge {
+		return "age: newest entry is older than " + FormatAge(l.lim.retainAge), true, nil
+	}
+	if l.lim.retainBytes > 0 {
+		if total := l.diskBytes(lf); total > l.lim.retainBytes {
+			reason := fmt.Sprintf("size: the ledger is %d bytes, over the %d retained", total, l.lim.retainBytes)
+			switch {
+			case l.lim.minAge == 0:
+				return reason, true, nil
+			case age >= l.lim.minAge:
+				return reason + fmt.Sprintf(", and this segment's newest entry is older than the %s floor", FormatAge(l.lim.minAge)), true, nil
+			case overCap:
+				return reason + fmt.Sprintf(", and more than %d rotated segments exist: the age floor gives way at that many", floorCap), true, nil
+			}
+			return "", false, nil
+		}
+	}
+	if overCap {
+		return fmt.Sprintf("count: more than %d rotated segments exist: the age floor gives way at that many", floorCap), true, nil
+	}
+	return "", false, nil
+}
+
+// FormatAge writes a retention age the way ParseAge reads it: whole days
+// as "30d", anything else as a Go duration.
+func FormatAge(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
+}
+
+// diskBytes is the size of the rotated segments lf lists plus the active
+// file.
+func (l *Ledger) diskBytes(lf ledgerFiles) int64 {
 	var total int64
 	for _, s := range append([]string{l.base}, segmentNames(lf)...) {
 		if fi, err := os.Lstat(filepath.Join(l.dir, s)); err == nil {
 			total += fi.Size()
 		}
 	}
-	l.bytes.Store(total)
+	return total
 }
+
+// measure records the ledger's size: the rotated segments lf lists plus
+// the active file.
+func (l *Ledger) measure(lf ledgerFiles) { l.bytes.Store(l.diskBytes(lf)) }
 
 func segmentNames(lf ledgerFiles) []string {
 	out := make([]string, len(lf.segments))
@@ -810,12 +936,18 @@ func (l *Ledger) newestTimestamp(s segmentFile) (int64, error) {
 }
 
 func (l *Ledger) firstEntryOf(s segmentFile) (chainFields, error) {
-	f, err := openNoFollow(filepath.Join(l.dir, s.name), os.O_RDONLY, 0)
+	return l.firstEntryOfFile(filepath.Join(l.dir, s.name), s.name)
+}
+
+// firstEntryOfFile is the chain fields of the first chained entry of the
+// file at path (named name in errors).
+func (l *Ledger) firstEntryOfFile(path, name string) (chainFields, error) {
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return chainFields{}, err
 	}
 	defer f.Close()
-	return l.firstChained(f, s.name)
+	return l.firstChained(f, name)
 }
 
 // writeCheckpoint writes the retention checkpoint for a chain resuming at

@@ -2,8 +2,11 @@ package audit
 
 import (
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -50,6 +53,15 @@ type Report struct {
 	// CoalescedCalls is the sum of their counts.
 	CoalescedEntries uint64 `json:"coalesced_entries"`
 	CoalescedCalls   uint64 `json:"coalesced_calls"`
+	// HeadHash is the entryHash of the last chained entry ("" when there
+	// is none): whoever kept it can tell later whether the ledger still
+	// ends there or has grown from it.
+	HeadHash string `json:"head_hash"`
+	// ChainDigest is "sha256:" + hex SHA-256 over the entryHash of every
+	// retained chained entry, in order, each followed by "\n" ("" when
+	// there is none): an export holds the same ledger when its entries'
+	// hashes digest to it.
+	ChainDigest string `json:"chain_digest"`
 }
 
 // ErrSignaturesUnchecked: the ledger is intact as far as hashes and the
@@ -60,8 +72,20 @@ var ErrSignaturesUnchecked = errors.New("signatures not checked")
 // Verify checks a whole ledger — the rotated segments next to path, the
 // active file at path and the retention checkpoints — streaming one line at
 // a time. A broken ledger yields an *IntegrityError naming the file and
-// line; an unreadable one the underlying error.
+// line; an unreadable one the underlying error. It reads a consistent
+// snapshot of the ledger (see openSnapshot), so appends, rotations and
+// prunings by running writers neither fail it nor change what it counts.
 func Verify(path string, opts VerifyOptions) (Report, error) {
+	return verifyLedger(path, opts, nil)
+}
+
+// visitFunc sees every verified entry, in ledger order: its line exactly
+// as stored (without the newline; valid only during the call) and its
+// parsed object. Signatures may still be being checked when it runs: only
+// a nil error from verifyLedger makes what it saw verified.
+type visitFunc func(line []byte, o Object) error
+
+func verifyLedger(path string, opts VerifyOptions, visit visitFunc) (Report, error) {
 	lim := defaultLimits()
 	if opts.limits != nil {
 		lim = *opts.limits
@@ -73,69 +97,43 @@ func Verify(path string, opts VerifyOptions) (Report, error) {
 	if opts.RequireSigned && len(opts.PublicKeys) == 0 {
 		return Report{}, errors.New("audit: RequireSigned needs at least one public key")
 	}
-	dir, base := splitPath(abs)
-	v := &verifier{lim: lim, dir: dir, keys: map[string]ed25519.PublicKey{}, require: opts.RequireSigned}
+	dir, _ := splitPath(abs)
+	v := &verifier{lim: lim, dir: dir, keys: map[string]ed25519.PublicKey{}, require: opts.RequireSigned,
+		visit: visit, digest: sha256.New()}
 	for _, k := range opts.PublicKeys {
 		if len(k) != ed25519.PublicKeySize {
 			return Report{}, errors.New("audit: a public key is not an Ed25519 key")
 		}
 		v.keys[KeyID(k)] = k
 	}
-	lf, err := scanDir(dir, base)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Report{}, fmt.Errorf("no audit ledger at %s: %w", abs, err)
-	}
+	snap, err := openSnapshot(abs, lim)
 	if err != nil {
 		return Report{}, err
 	}
-	if lf.bad != "" {
-		return Report{}, integrity(lf.bad, 0, "file name does not follow the ledger's naming")
-	}
-	if len(lf.checkpoints) > maxCheckpoints {
-		return Report{}, integrity(base, 0, "%d retention checkpoints; at most %d are allowed", len(lf.checkpoints), maxCheckpoints)
-	}
-	for _, cf := range lf.checkpoints {
-		c, err := readCheckpoint(dir, cf)
-		if err != nil {
-			return Report{}, integrity(cf.name, 0, "invalid retention checkpoint: %v", err)
-		}
+	defer snap.close()
+	for _, c := range snap.checkpoints {
 		var signed bool
 		if len(v.keys) == 0 {
 			if signed = c.signed(); signed {
 				v.rep.UnverifiedSignatures++
 			}
 		} else if signed, err = verifySignature(c.obj, v.keys, true); err != nil {
-			return Report{}, integrity(cf.name, 0, "%v", err)
+			return Report{}, integrity(c.file.name, 0, "%v", err)
 		}
 		if !signed && v.require {
-			return Report{}, integrity(cf.name, 0, "retention checkpoint is not signed (--require-signed)")
+			return Report{}, integrity(c.file.name, 0, "retention checkpoint is not signed (--require-signed)")
 		}
 		v.checkpoints = append(v.checkpoints, c)
-	}
-	active := true
-	if fi, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
-		if len(lf.segments) == 0 {
-			return Report{}, fmt.Errorf("no audit ledger at %s: %w", abs, fs.ErrNotExist)
-		}
-		active = false // rotated, and nothing appended since
-	} else if err != nil {
-		return Report{}, err
-	} else if !fi.Mode().IsRegular() {
-		return Report{}, integrity(base, 0, "not a regular file")
 	}
 	if workers := runtime.GOMAXPROCS(0); workers > 1 {
 		v.pool = newSigPool(v.keys, workers)
 	}
 	err = func() error {
-		for i := range lf.segments {
+		for i, sf := range snap.files {
 			v.pos = position{file: i}
-			if err := v.file(lf.segments[i].name, &lf.segments[i], i == 0); err != nil {
+			if err := v.file(sf, i == 0); err != nil {
 				return err
 			}
-		}
-		if active {
-			v.pos = position{file: len(lf.segments)}
-			return v.file(base, nil, len(lf.segments) == 0)
 		}
 		return nil
 	}()
@@ -153,9 +151,10 @@ func Verify(path string, opts VerifyOptions) (Report, error) {
 			return v.rep, integrity(c.file.name, 0, "refers to sequence %d, beyond the retained chain", c.next)
 		}
 	}
-	v.rep.Segments = len(lf.segments)
-	if active {
-		v.rep.Segments++
+	v.rep.Segments = len(snap.files)
+	if v.rep.Chained > 0 {
+		v.rep.HeadHash = v.lastHash
+		v.rep.ChainDigest = "sha256:" + hex.EncodeToString(v.digest.Sum(nil))
 	}
 	v.rep.PruningCount = len(v.rep.Prunings)
 	if v.rep.Prunings == nil {
@@ -167,8 +166,129 @@ func Verify(path string, opts VerifyOptions) (Report, error) {
 	return v.rep, nil
 }
 
+// snapshot is the ledger's files opened at one moment: the checkpoints
+// read, every rotated segment and the active file open with the size each
+// had. Reading an open file up to that size sees the same bytes whatever
+// writers do afterwards: appends go beyond it, a rotation renames the
+// file it reads, a pruning unlinks a file it holds open (on Unix).
+type snapshot struct {
+	checkpoints []*checkpoint
+	files       []snapFile // rotated segments oldest first, then the active file
+}
+
+type snapFile struct {
+	name string
+	seg  *segmentFile // nil for the active file
+	f    *os.File
+	size int64
+}
+
+func (s *snapshot) close() {
+	for _, f := range s.files {
+		f.f.Close()
+	}
+}
+
+// openSnapshot opens the ledger at abs consistently. It takes the
+// ledger's lock when it can, so no writer is between two steps of an
+// append, rotation or pruning; it never creates the lock file, and a
+// reader that may not take it (another user's ledger, a read-only copy,
+// a system without the lock) reads without it, retrying when a file
+// vanished between the directory scan and its opening.
+func openSnapshot(abs string, lim limits) (*snapshot, error) {
+	lockPath := abs + ".lock"
+	var lk *fileLock
+	if fi, err := os.Lstat(lockPath); err == nil && fi.Mode().IsRegular() {
+		if l, err := acquireLock(lockPath, lim.lockTimeout); err == nil {
+			lk = l
+		}
+	}
+	if lk != nil {
+		defer lk.release()
+	}
+	for attempt := 0; ; attempt++ {
+		snap, err := trySnapshot(abs)
+		if err == nil || lk != nil || attempt == 3 || !errors.Is(err, errVanished) {
+			return snap, err
+		}
+	}
+}
+
+// errVanished: a file listed by the directory scan was gone when opened.
+var errVanished = errors.New("a ledger file vanished while the snapshot was taken")
+
+func trySnapshot(abs string) (*snapshot, error) {
+	dir, base := splitPath(abs)
+	lf, err := scanDir(dir, base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no audit ledger at %s: %w", abs, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if lf.bad != "" {
+		return nil, integrity(lf.bad, 0, "file name does not follow the ledger's naming")
+	}
+	if len(lf.checkpoints) > maxCheckpoints {
+		return nil, integrity(base, 0, "%d retention checkpoints; at most %d are allowed", len(lf.checkpoints), maxCheckpoints)
+	}
+	snap := &snapshot{}
+	for _, cf := range lf.checkpoints {
+		c, err := readCheckpoint(dir, cf)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s", errVanished, cf.name)
+		}
+		if err != nil {
+			return nil, integrity(cf.name, 0, "invalid retention checkpoint: %v", err)
+		}
+		snap.checkpoints = append(snap.checkpoints, c)
+	}
+	active := true
+	if fi, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+		if len(lf.segments) == 0 {
+			return nil, fmt.Errorf("no audit ledger at %s: %w", abs, fs.ErrNotExist)
+		}
+		active = false // rotated, and nothing appended since
+	} else if err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, integrity(base, 0, "not a regular file")
+	}
+	open := func(name string, seg *segmentFile) error {
+		f, err := openNoFollow(filepath.Join(dir, name), os.O_RDONLY, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: %s", errVanished, name)
+		}
+		if err != nil {
+			return integrity(name, 0, "cannot be opened: %v", err)
+		}
+		fi, err := f.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			f.Close()
+			return integrity(name, 0, "not a regular file")
+		}
+		snap.files = append(snap.files, snapFile{name: name, seg: seg, f: f, size: fi.Size()})
+		return nil
+	}
+	for i := range lf.segments {
+		if err := open(lf.segments[i].name, &lf.segments[i]); err != nil {
+			snap.close()
+			return nil, err
+		}
+	}
+	if active {
+		if err := open(base, nil); err != nil {
+			snap.close()
+			return nil, err
+		}
+	}
+	return snap, nil
+}
+
 type verifier struct {
 	lim         limits
+	visit       visitFunc
+	digest      hash.Hash // over the chained entries' entryHash lines
 	dir         string
 	keys        map[string]ed25519.PublicKey
 	require     bool
@@ -185,18 +305,10 @@ type verifier struct {
 	prevSeg  string // segmentId of the previous file
 }
 
-// file verifies one file of the ledger; seg is its decoded name when it is
-// a rotated segment.
-func (v *verifier) file(name string, seg *segmentFile, firstFile bool) error {
-	f, err := openNoFollow(filepath.Join(v.dir, name), os.O_RDONLY, 0)
-	if err != nil {
-		return integrity(name, 0, "cannot be opened: %v", err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return integrity(name, 0, "not a regular file")
-	}
-	lr := newLineReader(f, v.lim.lineBytes)
+// file verifies one file of the ledger, up to the size the snapshot saw.
+func (v *verifier) file(sf snapFile, firstFile bool) error {
+	name, seg := sf.name, sf.seg
+	lr := newLineReader(io.NewSectionReader(sf.f, 0, sf.size), v.lim.lineBytes)
 	var fileSeg string
 	var first, last uint64
 	for n := 1; ; n++ {
@@ -227,6 +339,11 @@ func (v *verifier) file(name string, seg *segmentFile, firstFile bool) error {
 			}
 			if v.anchor, err = legacyAnchor(v.anchor, o); err != nil {
 				return integrity(name, n, "%v", err)
+			}
+			if v.visit != nil {
+				if err := v.visit(line, o); err != nil {
+					return err
+				}
 			}
 			v.rep.Entries++
 			v.rep.Legacy++
@@ -283,6 +400,13 @@ func (v *verifier) file(name string, seg *segmentFile, firstFile bool) error {
 			return integrity(name, n, "%v", err)
 		}
 		v.lastSeq, v.lastHash = cf.sequence, cf.entryHash
+		v.digest.Write([]byte(cf.entryHash))
+		v.digest.Write([]byte{'\n'})
+		if v.visit != nil {
+			if err := v.visit(line, o); err != nil {
+				return err
+			}
+		}
 		v.rep.Entries++
 		v.rep.Chained++
 		v.rep.LastSequence = cf.sequence

@@ -210,7 +210,7 @@ func TestTamperFiles(t *testing.T) {
 				os.Symlink(moved, s)
 			})
 			check("too many segments", func(t *testing.T, cp string) {
-				for i := 0; i < fx.lim.keepRotated+1; i++ {
+				for i := 0; i < 3; i++ {
 					os.WriteFile(filepath.Join(filepath.Dir(cp), segmentName(filepath.Base(cp), uint64(1000+i), uint64(1000+i), newUUID())), nil, 0o600)
 				}
 			})

@@ -310,6 +310,10 @@ func checkLedger(o Options) Result {
 			return Result{Name: CheckLedger, Status: Skip, Detail: "not checked: the signing key is unusable"}
 		}
 	}
+	if _, err := audit.RetentionFromEnv(); err != nil {
+		return Result{Name: CheckLedger, Status: Fail, Fatal: true, Detail: err.Error(),
+			Fix: "set the variable named above as its message says, or unset it for the default (README.md, \"Audit ledger\", lists " + strings.Join(audit.RetentionVariables, ", ") + ")"}
+	}
 	// FromEnv reads only: Open and Check create nothing (internal/audit).
 	l, err := audit.FromEnv(hclog.NewNullLogger())
 	if err != nil {
@@ -320,7 +324,22 @@ func checkLedger(o Options) Result {
 		return ok(CheckLedger, "disabled ("+audit.EnvDisabled+")")
 	}
 	defer l.Close()
-	return ok(CheckLedger, l.Path())
+	return ok(CheckLedger, l.Path()+" ("+retentionText(l.Policy())+")")
+}
+
+// retentionText is the ledger's retention policy in a few words.
+func retentionText(r audit.Retention) string {
+	size, age, floor := "no size limit", "no age limit", "no age floor"
+	if r.RetainBytes > 0 {
+		size = fmt.Sprintf("retains %d bytes", r.RetainBytes)
+	}
+	if r.RetainAge > 0 {
+		age = "prunes after " + audit.FormatAge(r.RetainAge)
+	}
+	if r.MinAge > 0 {
+		floor = "keeps " + audit.FormatAge(r.MinAge) + " at least"
+	}
+	return fmt.Sprintf("%s, %s, %s, %d-byte segments", size, age, floor, r.SegmentBytes)
 }
 
 func checkGateway(o Options) Result {
