@@ -185,6 +185,7 @@ func compare(t *testing.T, res *results, out, dst string) {
 		}
 	}
 	want := parseSums(t, filepath.Join(dst, "SHA256SUMS"))
+	checkCommitted(t, dst, want, how)
 	got := parseSums(t, filepath.Join(out, "SHA256SUMS"))
 	var names []string
 	for n := range want {
@@ -214,6 +215,39 @@ func compare(t *testing.T, res *results, out, dst string) {
 	if bad > 0 {
 		t.Errorf("%d files differ from the committed %s results (recorded with %s, now %s); the fixture or an output changed. "+
 			"Review the difference and regenerate with: %s", bad, res.Mode, old.GitVersion, res.GitVersion, how)
+	}
+}
+
+// checkCommitted verifies the committed tree against its own SHA256SUMS,
+// as sha256sum -c would, so a hand-edited output or budget is caught even
+// though the regenerated tree is compared with SHA256SUMS alone. Files
+// listed but absent are allowed: a large full-mode tree commits only
+// results.json and SHA256SUMS.
+func checkCommitted(t *testing.T, dst string, want map[string]string, how string) {
+	t.Helper()
+	err := filepath.Walk(dst, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dst, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "SHA256SUMS" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		switch w, ok := want[rel]; {
+		case !ok:
+			t.Errorf("%s/%s is not listed in its SHA256SUMS; remove it or regenerate with: %s", dst, rel, how)
+		case w != sum(b):
+			t.Errorf("%s/%s does not match its SHA256SUMS entry (edited by hand?); regenerate with: %s", dst, rel, how)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
