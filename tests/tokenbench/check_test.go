@@ -315,3 +315,16 @@ func checkReadme(t *testing.T) {
 		t.Errorf("the README token benchmark table is stale; regenerate it with: %s\nwant:\n%s", regenerate, want)
 	}
 }
+
+// BenchmarkTokenBench regenerates the fast mode and reports its token
+// totals as metrics (it reports, never asserts; the test does the checking).
+func BenchmarkTokenBench(b *testing.B) {
+	var res *results
+	for i := 0; i < b.N; i++ {
+		tmp := b.TempDir()
+		res = generate(b, "fast", fastSizes, filepath.Join(tmp, "work"), filepath.Join(tmp, "out"))
+	}
+	b.ReportMetric(float64(res.RawTotal.O200kTokens), "raw-o200k-tokens")
+	b.ReportMetric(float64(res.FluxgitTotal.O200kTokens), "fluxgit-o200k-tokens")
+	b.ReportMetric(float64(res.FluxgitTotal.O200kTokens)/float64(res.RawTotal.O200kTokens), "fluxgit/raw")
+}
