@@ -58,7 +58,8 @@ func (f *fixture) gitEnv() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(k, "GIT_") || strings.HasPrefix(k, "FLUXGIT_") || strings.HasPrefix(k, "LC_") ||
-			k == "LANG" || k == "HOME" || k == "TZ" || k == "XDG_CONFIG_HOME" || k == "EMAIL" || k == "PAGER" {
+			k == "LANG" || k == "HOME" || k == "TZ" || k == "XDG_CONFIG_HOME" || k == "EMAIL" || k == "PAGER" ||
+			k == "COLUMNS" { // git diff --stat sizes its graph to COLUMNS
 			continue
 		}
 		env = append(env, kv)
