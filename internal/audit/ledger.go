@@ -817,12 +817,15 @@ func (l *Ledger) prune() ([]Pruning, error) {
 		if err := syncDir(l.dir); err != nil {
 			return done, err
 		}
-		p := Pruning{Sequence: a.Sequence, FirstSequence: drop.first, LastSequence: drop.last,
-			SegmentIDs: []string{drop.segmentID}, Reason: BoundText(reason, MaxSummaryChars)}
-		if o, err := parseObject(a.Line); err == nil {
-			if n, ok := mustNumber(o, "timestamp"); ok {
-				p.Timestamp, _ = strconv.ParseInt(string(n), 10, 64)
-			}
+		// The entry just written says what was pruned, as the verifier
+		// reads it back (pruned.go).
+		o, err := parseObject(a.Line)
+		if err != nil {
+			return done, fmt.Errorf("read back the pruning entry: %w", err)
+		}
+		p, err := readPruning(o, a.Sequence)
+		if err != nil {
+			return done, fmt.Errorf("read back the pruning entry: %w", err)
 		}
 		done = append(done, p)
 		if lf, err = scanDir(l.dir, l.base); err != nil {
