@@ -92,11 +92,7 @@ func ComputeStats(path string, opts VerifyOptions, f Filter) (Stats, error) {
 		st.Entries++
 		st.Calls += calls
 		st.Refusals += refusals
-		ts := tools[tool]
-		if ts == nil {
-			ts = &ToolStats{Tool: tool}
-			tools[tool] = ts
-		}
+		ts := slot(tools, tool, func() *ToolStats { return &ToolStats{Tool: tool} })
 		ts.Entries++
 		ts.Calls += calls
 		ts.Errors += errs
@@ -105,11 +101,7 @@ func ComputeStats(path string, opts VerifyOptions, f Filter) (Stats, error) {
 			m    map[string]*CountStats
 			name string
 		}{{events, et}, {results, result}} {
-			cs := c.m[c.name]
-			if cs == nil {
-				cs = &CountStats{Name: c.name}
-				c.m[c.name] = cs
-			}
+			cs := slot(c.m, c.name, func() *CountStats { return &CountStats{Name: c.name} })
 			cs.Entries++
 			cs.Calls += calls
 		}
@@ -122,11 +114,7 @@ func ComputeStats(path string, opts VerifyOptions, f Filter) (Stats, error) {
 			}
 			timed = true
 			day := time.UnixMilli(at).UTC().Format("2006-01-02")
-			ds := days[day]
-			if ds == nil {
-				ds = &DayStats{Day: day}
-				days[day] = ds
-			}
+			ds := slot(days, day, func() *DayStats { return &DayStats{Day: day} })
 			ds.Entries++
 			ds.Calls += calls
 			ds.Refusals += refusals
@@ -146,6 +134,16 @@ func ComputeStats(path string, opts VerifyOptions, f Filter) (Stats, error) {
 	st.Results = sortedValues(results, func(c *CountStats) string { return c.Name })
 	st.Days = sortedValues(days, func(d *DayStats) string { return d.Day })
 	return st, nil
+}
+
+// slot is m[k], made by mk and stored the first time k is seen.
+func slot[T any](m map[string]*T, k string, mk func() *T) *T {
+	v := m[k]
+	if v == nil {
+		v = mk()
+		m[k] = v
+	}
+	return v
 }
 
 func sortedValues[T any](m map[string]*T, key func(*T) string) []T {
