@@ -54,25 +54,17 @@ func ledgerArg(cmd string, args []string) (string, error) {
 // FLUXGIT_MCP_AUDIT_SIGN_KEY when it is set (the key that signs this
 // host's entries checks them).
 func verifyKeys(pubkeys []string) ([]ed25519.PublicKey, error) {
-	var keys []ed25519.PublicKey
-	for _, p := range pubkeys {
-		k, err := audit.LoadPublicKey(p)
-		if err != nil {
-			return nil, &exitError{code: exitUsage, err: fmt.Errorf("--pubkey %s: %w", p, err)}
-		}
-		keys = append(keys, k)
-	}
-	if len(keys) > 0 {
-		return keys, nil
+	if len(pubkeys) > 0 {
+		return loadPubkeys(pubkeys)
 	}
 	s, err := audit.SignerFromEnv()
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%w; or pass --pubkey PEM with the public key", err)}
 	}
-	if s != nil {
-		keys = append(keys, s.Public())
+	if s == nil {
+		return nil, nil
 	}
-	return keys, nil
+	return []ed25519.PublicKey{s.Public()}, nil
 }
 
 // filterFlags are --since, --until and --tool.

@@ -43,13 +43,9 @@ func newVerifyAuditCmd() *cobra.Command {
 			if requireSigned && len(pubkeys) == 0 {
 				return &exitError{code: exitUsage, err: errors.New("--require-signed needs --pubkey PEM: the public key that checks the signatures")}
 			}
-			var keys []ed25519.PublicKey
-			for _, p := range pubkeys {
-				k, err := audit.LoadPublicKey(p)
-				if err != nil {
-					return &exitError{code: exitUsage, err: err}
-				}
-				keys = append(keys, k)
+			keys, err := loadPubkeys(pubkeys)
+			if err != nil {
+				return err
 			}
 			rep, err := audit.Verify(args[0], audit.VerifyOptions{PublicKeys: keys, RequireSigned: requireSigned})
 			out := cmd.OutOrStdout()
@@ -72,6 +68,20 @@ func newVerifyAuditCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&requireSigned, "require-signed", false, "fail on any unsigned entry or checkpoint (needs --pubkey)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the counters as one JSON object")
 	return cmd
+}
+
+// loadPubkeys reads the --pubkey files; an unusable one is a usage error
+// (audit.KeyError names the file).
+func loadPubkeys(paths []string) ([]ed25519.PublicKey, error) {
+	var keys []ed25519.PublicKey
+	for _, p := range paths {
+		k, err := audit.LoadPublicKey(p)
+		if err != nil {
+			return nil, &exitError{code: exitUsage, err: err}
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
 }
 
 // printReport prints the counters (and "ok" when the ledger verified).
