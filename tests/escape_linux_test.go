@@ -87,7 +87,7 @@ func TestSwappedRepositoryDirectory(t *testing.T) {
 		{"diff.text", map[string]any{"base": "HEAD"}}, {"repo.status", nil}, {"repo.refs", nil},
 		{"repo.scope", map[string]any{"path": "."}}, {"worktree.changes", nil},
 	}
-	ok, outcomes := 0, map[string]int{}
+	ok, outcomes, lastRefusal := 0, map[string]int{}, ""
 	const calls = 300
 	for i := 0; i < calls; i++ {
 		tool := tools[i%len(tools)]
@@ -102,6 +102,7 @@ func TestSwappedRepositoryDirectory(t *testing.T) {
 		switch {
 		case r.Error != nil:
 			outcomes["refused "+strconv.Itoa(r.Error.Code)]++
+			lastRefusal = r.raw
 		case strings.Contains(r.raw, `"isError":true`):
 			switch outcomes["tool error"]++; {
 			case strings.Contains(r.raw, "renamed or replaced while git read it"), strings.Contains(r.raw, "moved or replaced while git read it"):
@@ -115,6 +116,13 @@ func TestSwappedRepositoryDirectory(t *testing.T) {
 	}
 	t.Logf("%d calls, %d answered with data, others %v, %d swaps", calls, ok, outcomes, swaps.Load())
 	if ok == 0 {
-		t.Fatal("no call succeeded, so the test did not exercise the pinned path")
+		// Say what the path was and why the last call was refused, so a
+		// failure here tells a stalled swap loop from a server that kept
+		// refusing a repository that was back in place.
+		state := "missing"
+		if fi, err := os.Lstat(repo); err == nil {
+			state = fi.Mode().Type().String()
+		}
+		t.Fatalf("no call succeeded, so the test did not exercise the pinned path (the repository path is now %s; last refusal: %.600s)", state, lastRefusal)
 	}
 }
