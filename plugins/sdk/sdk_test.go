@@ -313,7 +313,12 @@ func TestCallEventsAndClientRequests(t *testing.T) {
 		mu     sync.Mutex
 		seen   []string
 		params []string
+		// answers is waited for before the test ends: the provider can
+		// finish the call before the Answer RPC's own reply arrives, and
+		// closing the connection under it would fail that reply.
+		answers sync.WaitGroup
 	)
+	defer answers.Wait()
 	call := &wire.Call{ID: 7, Tool: "work", Arguments: json.RawMessage(`{}`), Meta: wire.Meta{
 		Progress: true, LogLevel: "warning", Client: wire.ClientCaps{Sampling: true, Elicitation: true},
 	}}
@@ -338,7 +343,9 @@ func TestCallEventsAndClientRequests(t *testing.T) {
 			}
 			// Answer from another goroutine, as a host waiting on its
 			// client would.
+			answers.Add(1)
 			go func(id uint64) {
+				defer answers.Done()
 				if err := c.Answer(ctx, &wire.Answer{CallID: 7, RequestID: id, Result: json.RawMessage(answer)}); err != nil {
 					t.Errorf("answer: %v", err)
 				}
@@ -390,10 +397,18 @@ func TestClientRequestFailureAndCapability(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			asked := false
+			var answered sync.WaitGroup
+			defer answered.Wait()
 			_, err := c.Call(ctx, &wire.Call{ID: 9, Tool: "refused", Meta: wire.Meta{Client: tc.caps}}, func(ev wire.Event) {
 				if ev.Request != nil {
 					asked = true
-					go c.Answer(ctx, &wire.Answer{CallID: 9, RequestID: ev.Request.ID, Failure: tc.answer})
+					answered.Add(1)
+					go func() {
+						defer answered.Done()
+						// Its reply may race the call's end; the call's
+						// outcome below is what this case checks.
+						_ = c.Answer(ctx, &wire.Answer{CallID: 9, RequestID: ev.Request.ID, Failure: tc.answer})
+					}()
 				}
 			})
 			f := failureOf(err)
