@@ -183,50 +183,39 @@ func validateRow(t testing.TB, raw json.RawMessage) {
 
 // watch collects resource changes published by p.
 type watch struct {
-	mu     sync.Mutex
-	events []string
-	cancel context.CancelFunc
-	done   chan struct{}
+	ch chan sdk.ResourceChange
 }
 
 func startWatch(t testing.TB, p *Provider) *watch {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan sdk.ResourceChange, 64)
-	w := &watch{cancel: cancel, done: make(chan struct{})}
-	go func() { _ = p.WatchResources(ctx, ch) }()
+	w := &watch{ch: make(chan sdk.ResourceChange, 64)}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = p.WatchResources(ctx, w.ch) }()
+	t.Cleanup(func() { cancel(); <-done })
 	select {
-	case ev := <-ch:
+	case ev := <-w.ch:
 		if !ev.Ready {
 			t.Fatalf("first watch event is not Ready: %+v", ev)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second): // a hang guard, not a timing assertion
 		t.Fatal("watch never became ready")
 	}
-	go func() {
-		defer close(w.done)
-		for {
-			select {
-			case ev := <-ch:
-				w.mu.Lock()
-				w.events = append(w.events, ev.URI)
-				w.mu.Unlock()
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-w.done })
 	return w
 }
 
-// take returns the events so far (after letting in-flight sends land) and
-// forgets them.
+// take returns the events published so far and forgets them. Publish
+// runs inside the tool call, before it returns, so every change of a
+// finished call is already in the buffered channel: draining it without
+// waiting is exact.
 func (w *watch) take() []string {
-	time.Sleep(20 * time.Millisecond)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	ev := w.events
-	w.events = nil
-	return ev
+	var ev []string
+	for {
+		select {
+		case c := <-w.ch:
+			ev = append(ev, c.URI)
+		default:
+			return ev
+		}
+	}
 }
