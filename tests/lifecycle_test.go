@@ -361,3 +361,40 @@ func TestNoSocketsAccumulateWhenHostKilled(t *testing.T) {
 		t.Fatalf("socket directory: %v %v", fi, err)
 	}
 }
+
+// Request ids: one reused as soon as its reply arrived is served like a
+// new one (the host frees it before replying, so the new request can
+// never find, and then lose, the old one's entry); one still in flight is
+// refused with -32600 naming it, and the request that holds it runs on.
+func TestRequestIDReuse(t *testing.T) {
+	s := startServer(t, echoEnv(t))
+	initialize(t, s)
+	for i := 0; i < 400; i++ {
+		s.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "ping"})
+		if r := decodeResponse(t, s.next(20*time.Second)); string(r.ID) != "1" || r.Error != nil {
+			t.Fatalf("ping %d with reused id 1: %s", i, r.raw)
+		}
+	}
+
+	marker := filepath.Join(t.TempDir(), "marker")
+	s.sendJSON(map[string]any{"jsonrpc": "2.0", "id": "held", "method": "tools/call",
+		"params": map[string]any{"name": "echo.sleep", "arguments": map[string]any{"ms": 120000, "marker": marker}}})
+	waitFile(t, marker+".started")
+	r := s.call("held", "ping", nil)
+	if r.Error == nil || r.Error.Code != -32600 || !strings.Contains(r.Error.Message, `"held" is already in flight`) {
+		t.Fatalf("a second request under an id in flight: want -32600 naming it, got %s", r.raw)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("refusing the duplicate ended the request that holds the id")
+	}
+	s.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": "held"}})
+	if got := string(waitFile(t, marker)); got != "cancelled" {
+		t.Fatalf("the holder's cancellation: provider call ended %q", got)
+	}
+	if r := s.call("after", "ping", nil); r.Error != nil {
+		t.Fatalf("ping after: %s", r.raw)
+	}
+	if len(s.stray) != 0 {
+		t.Fatalf("unexpected lines: %v", s.stray)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -29,7 +30,7 @@ type Session struct {
 	inits    bool
 	agent    string // transport-authenticated agent id; "" when none
 	logLevel string // set by logging/setLevel; "" sends no log messages
-	flight   map[jsonrpc2.ID]context.CancelFunc
+	flight   map[jsonrpc2.ID]*inflight
 	running  sync.WaitGroup // requests being served
 	outgoing uint64         // last id of a request sent to the client
 
@@ -42,7 +43,7 @@ type Session struct {
 
 // NewSession starts a session on s. It serves nothing until Serve.
 func (s *Server) NewSession() *Session {
-	return &Session{srv: s, log: s.log, flight: map[jsonrpc2.ID]context.CancelFunc{},
+	return &Session{srv: s, log: s.log, flight: map[jsonrpc2.ID]*inflight{},
 		legacy: generation{version: V20251125}, subs: newSubscriptions(), ctx: context.Background()}
 }
 
@@ -216,8 +217,8 @@ func (sess *Session) endListens() {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	for _, id := range ids {
-		if c := sess.flight[id]; c != nil {
-			c()
+		if f := sess.flight[id]; f != nil {
+			f.cancel()
 		}
 	}
 }
@@ -236,30 +237,49 @@ func (h handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	// Register before starting the goroutine, so a cancellation read right
 	// behind its request always finds it.
 	rctx, cancel := context.WithCancel(ctx)
+	self := &inflight{cancel: cancel}
 	sess.mu.Lock()
-	sess.flight[req.ID] = cancel
+	if _, busy := sess.flight[req.ID]; busy {
+		sess.mu.Unlock()
+		cancel()
+		// Two requests under one id could not be told apart in their
+		// replies or in notifications/cancelled; MCP forbids reusing an id
+		// within a session, and JSON-RPC at least while it is in flight.
+		_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: codeInvalidRequest,
+			Message: fmt.Sprintf("Request id %s is already in flight in this session; send each request with a new id", sess.originalID(req.ID))})
+		return
+	}
+	sess.flight[req.ID] = self
 	sess.mu.Unlock()
 	sess.running.Add(1)
 	if req.Method == "initialize" || req.Method == "logging/setLevel" {
-		sess.respond(ctx, rctx, conn, req)
+		sess.respond(ctx, rctx, self, conn, req)
 		return
 	}
-	go sess.respond(ctx, rctx, conn, req)
+	go sess.respond(ctx, rctx, self, conn, req)
 }
 
-func (sess *Session) respond(parent, ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+// inflight is one request being served: its entry in Session.flight.
+// Entries are compared by pointer, so a request only ever removes its own.
+type inflight struct{ cancel context.CancelFunc }
+
+// done takes self's entry out of the in-flight table. It runs before the
+// reply is written: a client may reuse the id as soon as it has the reply,
+// and the new request must not find (and later lose) the old entry.
+func (sess *Session) done(id jsonrpc2.ID, self *inflight) {
+	sess.mu.Lock()
+	if sess.flight[id] == self {
+		delete(sess.flight, id)
+	}
+	sess.mu.Unlock()
+}
+
+func (sess *Session) respond(parent, ctx context.Context, self *inflight, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	defer sess.running.Done()
-	defer func() {
-		sess.mu.Lock()
-		cancel := sess.flight[req.ID]
-		delete(sess.flight, req.ID)
-		sess.mu.Unlock()
-		if cancel != nil {
-			cancel()
-		}
-	}()
+	defer self.cancel()
 
 	res, err := sess.dispatch(ctx, req)
+	sess.done(req.ID, self)
 	if ctx.Err() != nil && parent.Err() == nil {
 		// Cancelled by the client: MCP asks receivers not to answer.
 		if sess.ids != nil {
@@ -297,10 +317,10 @@ func (sess *Session) notification(req *jsonrpc2.Request) {
 			return
 		}
 		sess.mu.Lock()
-		cancel := sess.flight[id]
+		f := sess.flight[id]
 		sess.mu.Unlock()
-		if cancel != nil {
-			cancel()
+		if f != nil {
+			f.cancel()
 		}
 	default:
 		// notifications/initialized and anything else: a notification is
@@ -331,8 +351,8 @@ func (sess *Session) originalID(id jsonrpc2.ID) json.RawMessage {
 func (sess *Session) cancelAll() {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	for _, c := range sess.flight {
-		c()
+	for _, f := range sess.flight {
+		f.cancel()
 	}
 }
 
