@@ -277,9 +277,6 @@ func (sess *Session) done(id jsonrpc2.ID, self *inflight) {
 func (sess *Session) respond(parent, ctx context.Context, self *inflight, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	defer sess.running.Done()
 	defer self.cancel()
-	// Also deferred, so a request that never reaches its reply (a panic
-	// unwinding) cannot hold its id for the rest of the session.
-	defer sess.done(req.ID, self)
 
 	res, err := sess.dispatch(ctx, req)
 	sess.done(req.ID, self)
