@@ -194,6 +194,13 @@ func (p *Provider) diffText(ctx context.Context, call *sdk.Call) (any, error) {
 	// like an object id is never ambiguous.
 	args = append(args, "--")
 	args = append(args, specs...)
+	// A tracked copy of a protected file (say, a session secret committed
+	// under .fluxgit-run/gateway/) is left out of every diff.
+	excl, err := protectedExcludes("arguments.repoPath", r)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, excl...)
 	// maxBytes+4 leaves room to see whether a multi-byte character straddles
 	// the cut.
 	var c *gitexec.Captured

@@ -130,6 +130,14 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 		args = append(append(args, "--end-of-options"), rng.args()...)
 	}
 	args = append(append(args, "--"), specs...)
+	// -G answers a regex about a file's content, which would spell out a
+	// committed secret one character at a time: protected paths are
+	// never searched.
+	excl, err := protectedExcludes("arguments.repoPath", r)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, excl...)
 
 	var cur *SearchCommit
 	firstFile := false
