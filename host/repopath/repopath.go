@@ -77,7 +77,7 @@ func (p Policy) guard(field, clean, canonical string) error {
 			continue
 		}
 		if e, ok := credpaths.Contains(p.protected, q); ok {
-			return invalid("Path argument names a protected file of the person's", credpaths.Refusal(field, e))
+			return invalid("Protected path", credpaths.Refusal(field, e))
 		}
 	}
 	return nil

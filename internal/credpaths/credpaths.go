@@ -113,7 +113,7 @@ func protected(getenv func(string) string) []Path {
 	// its session secret: a run directory inside a work tree must not make
 	// them readable.
 	if run := runDir(getenv); run != "" {
-		out = append(out, Path{Label: "gateway state (session and journal)", Path: Canonical(filepath.Join(run, "gateway")), Dir: true})
+		out = append(out, Path{Label: "gateway session and journal", Path: Canonical(filepath.Join(run, "gateway")), Dir: true})
 	}
 	out = append(out, decodeList(getenv(EnvList))...)
 	return dedupe(out)

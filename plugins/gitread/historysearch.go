@@ -131,18 +131,24 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 	}
 	args = append(append(args, "--"), specs...)
 	// -G answers a regex about a file's content, which would spell out a
-	// committed secret one character at a time: protected paths are
-	// never searched.
-	excl, err := protectedExcludes("arguments.repoPath", r)
+	// committed secret one character at a time: a match in a protected
+	// file is dropped, and a commit that matched only there is not listed
+	// (git prints only the matching files of each commit). Such a commit
+	// still counts against -n, so a search may list fewer than limit.
+	guarded, err := protectedFilter("arguments.repoPath", r)
 	if err != nil {
 		return nil, err
 	}
-	args = append(args, excl...)
+	onlyGuarded := false
 
 	var cur *SearchCommit
 	firstFile := false
 	flush := func() error {
 		if cur == nil {
+			return nil
+		}
+		if onlyGuarded && len(cur.Files) == 0 && !cur.FilesTruncated {
+			cur = nil
 			return nil
 		}
 		if int64(len(d.Commits)) == limit {
@@ -162,7 +168,7 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 			if !ok {
 				return &failure{gitexec.Command(r.dir, args...), "unexpected git log output"}
 			}
-			cur, firstFile = &SearchCommit{HistoryCommit: c, Files: []SearchFile{}}, true
+			cur, firstFile, onlyGuarded = &SearchCommit{HistoryCommit: c, Files: []SearchFile{}}, true, false
 			return nil
 		}
 		if cur == nil {
@@ -176,6 +182,10 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 			f, firstFile = bytes.TrimPrefix(f, []byte{'\n'}), false
 		}
 		if len(f) == 0 {
+			return nil
+		}
+		if guarded != nil && guarded(string(f)) {
+			onlyGuarded = true
 			return nil
 		}
 		if len(cur.Files) == maxSearchFiles {

@@ -76,32 +76,38 @@ func openedProtected(list []credpaths.Path, f *os.File) (credpaths.Path, bool) {
 	return credpaths.Opened(list, fi)
 }
 
-// protectedExcludes are pathspecs that keep every protected location
-// inside the work tree out of a git command's output (diffs, pickaxe
-// searches): git would otherwise show a tracked copy's content, or answer
-// -G regexes about it one character at a time. They go after "--", with
-// or without positive pathspecs. A work tree that itself lies in a
+// protectedFilter reports whether a repository-relative path, as git
+// prints it, lies in a protected location inside the work tree; it is nil
+// when none lies there (the usual case: nothing to filter). Listing and
+// searching tools use it on git's output, since the hardened git runs with
+// GIT_LITERAL_PATHSPECS=1 and so takes no :(exclude) pathspec. It compares
+// names only (case-insensitively), which is enough for what git tracks: git
+// never records a path below a symlink. A work tree that itself lies in a
 // protected location is refused as a whole.
-func protectedExcludes(field string, r *repo) ([]string, error) {
-	list := protectedList()
-	seen := map[string]bool{}
-	var specs []string
+func protectedFilter(field string, r *repo) (func(rel string) bool, error) {
+	var rels []string
 	for _, top := range repoTops(r) {
-		for _, e := range list {
+		for _, e := range protectedList() {
 			if isWithin(top, e.Path) || strings.EqualFold(top, e.Path) {
 				return nil, refuseProtected(field, e)
 			}
-			rel, ok := relInside(top, e.Path)
-			if !ok || seen[rel] {
-				continue
+			if rel, ok := relInside(top, e.Path); ok {
+				rels = append(rels, strings.ToLower(rel))
 			}
-			seen[rel] = true
-			// literal: the path's own characters; icase: macOS and Windows
-			// file systems map other spellings onto the same file.
-			specs = append(specs, ":(exclude,literal,top,icase)"+rel)
 		}
 	}
-	return specs, nil
+	if len(rels) == 0 {
+		return nil, nil
+	}
+	return func(rel string) bool {
+		l := strings.ToLower(rel)
+		for _, pr := range rels {
+			if l == pr || strings.HasPrefix(l, pr+"/") {
+				return true
+			}
+		}
+		return false
+	}, nil
 }
 
 // relInside is p relative to top, slash-separated, when p lies below top
