@@ -2,8 +2,8 @@ package tests
 
 import (
 	"crypto/ed25519"
-	"encoding/json"
 	"crypto/rand"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
