@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -255,4 +256,39 @@ func toolText(t testing.TB, r response) string {
 		t.Fatalf("no text content: %.400s", r.raw)
 	}
 	return res.Content[0].Text
+}
+
+// conflict.read lists a conflicted copy of a protected file by name and
+// kind but reads none of its sides and does not scan its work-tree copy;
+// the other conflicted file is shown as always.
+func TestConflictReadSkipsProtectedFiles(t *testing.T) {
+	p := newProtectedProject(t)
+	repo := p.repo
+	side := func(branch, content string) {
+		git(t, repo, "checkout", "-q", branch)
+		writeFile(t, filepath.Join(p.runDir, "gateway", "session.json"), content+"\n")
+		writeFile(t, filepath.Join(repo, "notes.txt"), content+" note\n")
+		git(t, repo, "add", "-f", ".fluxgit-run/gateway/session.json", "notes.txt")
+		git(t, repo, "commit", "-q", "-m", "side "+branch)
+	}
+	git(t, repo, "branch", "other")
+	side("main", "CONFLICT-SECRET-A")
+	side("other", "CONFLICT-SECRET-B")
+	git(t, repo, "checkout", "-q", "main")
+	cmd := exec.Command("git", "-C", repo, "merge", "-q", "other")
+	cmd.Env = append(os.Environ(), "GIT_MERGE_AUTOEDIT=no")
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("the merge did not conflict: %s", out)
+	}
+	s := startServer(t, p.env)
+	initialize(t, s)
+	r := s.call(1, "tools/call", map[string]any{"name": "conflict.read", "arguments": map[string]any{"repoPath": repo}})
+	txt := toolText(t, r)
+	// The ordinary file's sides say "CONFLICT-SECRET-A note"; nothing else may.
+	if rest := strings.NewReplacer("CONFLICT-SECRET-A note", "", "CONFLICT-SECRET-B note", "").Replace(txt); strings.Contains(rest, "CONFLICT-SECRET") {
+		t.Fatalf("conflict.read returned the protected file's content: %.800s", txt)
+	}
+	if !strings.Contains(txt, "not read: a protected file of the person's") || !strings.Contains(txt, "CONFLICT-SECRET-B note") {
+		t.Fatalf("conflict.read: want the protected file skipped and notes.txt shown, got %.800s", txt)
+	}
 }
