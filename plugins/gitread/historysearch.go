@@ -139,7 +139,7 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	onlyGuarded := false
+	sawGuarded := false
 
 	var cur *SearchCommit
 	firstFile := false
@@ -147,7 +147,7 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 		if cur == nil {
 			return nil
 		}
-		if onlyGuarded && len(cur.Files) == 0 && !cur.FilesTruncated {
+		if sawGuarded && len(cur.Files) == 0 && !cur.FilesTruncated {
 			cur = nil
 			return nil
 		}
@@ -168,7 +168,7 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 			if !ok {
 				return &failure{gitexec.Command(r.dir, args...), "unexpected git log output"}
 			}
-			cur, firstFile, onlyGuarded = &SearchCommit{HistoryCommit: c, Files: []SearchFile{}}, true, false
+			cur, firstFile, sawGuarded = &SearchCommit{HistoryCommit: c, Files: []SearchFile{}}, true, false
 			return nil
 		}
 		if cur == nil {
@@ -185,7 +185,7 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 			return nil
 		}
 		if guarded != nil && guarded(string(f)) {
-			onlyGuarded = true
+			sawGuarded = true
 			return nil
 		}
 		if len(cur.Files) == maxSearchFiles {
