@@ -17,6 +17,7 @@ import (
 	"github.com/fluxgit/fluxgit/host/rpc"
 	"github.com/fluxgit/fluxgit/host/setup"
 	"github.com/fluxgit/fluxgit/internal/audit"
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 	"github.com/fluxgit/fluxgit/plugins/builtin"
 )
 
@@ -69,6 +70,14 @@ func serve(ctx context.Context, g *globalOptions, o *httpOptions, sel catalog.Se
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("locate own executable: %w", err)}
 	}
+	// The person's credential, policy and gateway-state files: the host
+	// refuses path arguments leading there, and the providers (started
+	// below, with this environment) refuse the paths they compute — the
+	// same list, --config included, which is not in their environment.
+	protected := credpaths.With(credpaths.Protected(), "host configuration", g.config())
+	if err := os.Setenv(credpaths.EnvList, credpaths.Export(protected)); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("pass the protected paths to the providers: %w", err)}
+	}
 	h, err := setup.Build(cfg, builtin.Names(), self, log)
 	if err != nil {
 		return &exitError{code: 1, err: err}
@@ -95,7 +104,7 @@ func serve(ctx context.Context, g *globalOptions, o *httpOptions, sel catalog.Se
 	srv := mcp.New(mcp.Options{
 		Catalog:   h.Catalog,
 		Providers: h.Providers,
-		Roots:     repopath.FromEnv().WithRunDir(runDir),
+		Roots:     repopath.FromEnv().WithRunDir(runDir).WithProtected(protected),
 		Name:      "fluxgit",
 		Version:   buildVersion(),
 		Log:       log,

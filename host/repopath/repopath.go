@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/fluxgit/fluxgit/host/catalog"
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 )
 
 // EnvAllowedRoots is the variable that confines repository paths.
@@ -48,6 +49,38 @@ type Policy struct {
 	// runDir is the configured FluxGit run directory (canonical when it
 	// exists, else clean); "" when none could be determined.
 	runDir string
+	// protected are the person's credential, policy and gateway-state
+	// files (internal/credpaths): no path argument may lead there.
+	protected []credpaths.Path
+}
+
+// WithProtected returns p refusing every absolute path argument that names
+// or resolves into one of list's locations, whatever the roots allow.
+//
+// Why here, and again in the providers: the host sees every absolute path
+// argument before dispatch (the x-fluxgit-path marks), so one check covers
+// every tool, present and future, and a refused path never reaches a
+// provider. Paths a provider computes itself — file.read's path relative to
+// the work tree, a registry entry, a record under a run directory — only
+// exist inside the provider, so the git-read and presence providers check
+// those against the same list (passed to them in credpaths.EnvList).
+func (p Policy) WithProtected(list []credpaths.Path) Policy {
+	p.protected = append([]credpaths.Path(nil), list...)
+	return p
+}
+
+// guard refuses a path argument whose clean or canonical form lies in a
+// protected location; the refusal names what the file holds, not where.
+func (p Policy) guard(field, clean, canonical string) error {
+	for _, q := range []string{clean, canonical} {
+		if q == "" {
+			continue
+		}
+		if e, ok := credpaths.Contains(p.protected, q); ok {
+			return invalid("Protected path", credpaths.Refusal(field, e))
+		}
+	}
+	return nil
 }
 
 // WithRunDir returns p accepting dir — the FluxGit run directory the host
@@ -89,6 +122,9 @@ func (p Policy) runDirArg(field string, v any) (any, error) {
 	c, err := filepath.EvalSymlinks(clean)
 	if err != nil {
 		c = clean
+	}
+	if err := p.guard(field, clean, c); err != nil {
+		return nil, err
 	}
 	if p.runDir != "" && (c == p.runDir || clean == p.runDir) {
 		return p.runDir, nil
@@ -188,6 +224,13 @@ func (p Policy) canonical(field string, v any, kind string) (string, error) {
 	}
 	clean := filepath.Clean(s)
 	c, err := filepath.EvalSymlinks(clean)
+	resolved := c
+	if err != nil {
+		resolved = credpaths.Canonical(clean)
+	}
+	if gerr := p.guard(field, clean, resolved); gerr != nil {
+		return "", gerr
+	}
 	if err != nil {
 		if len(p.Roots) == 0 {
 			// Unconfined: let the provider report "not a git work tree"
@@ -325,6 +368,9 @@ func (p Policy) destination(field string, v any) (any, error) {
 		return nil, invalid("Path arguments must be absolute filesystem paths", field+" must be an absolute path (or be left out)")
 	}
 	clean := filepath.Clean(s)
+	if err := p.guard(field, clean, credpaths.Canonical(clean)); err != nil {
+		return nil, err
+	}
 	if c, err := filepath.EvalSymlinks(clean); err == nil {
 		if len(p.Roots) > 0 && !p.Contains(c) {
 			return nil, p.outside(field, c, catalog.PathDestination)

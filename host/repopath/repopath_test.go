@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fluxgit/fluxgit/host/catalog"
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 )
 
 func code(err error) int64 {
@@ -357,5 +358,64 @@ func TestDestinationArgument(t *testing.T) {
 				t.Fatalf("forwarded %q, want %q", args["path"], tc.want)
 			}
 		})
+	}
+}
+
+// Every kind of absolute path argument that names or resolves into a
+// protected location is refused before dispatch, confined or not, with a
+// message naming what the file holds and never where it is.
+func TestProtectedPathArguments(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	gw := filepath.Join(base, "run", "gateway")
+	policy := filepath.Join(base, "policy.json")
+	if err := os.MkdirAll(gw, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(gw, "session.json"), policy} {
+		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(gw, filepath.Join(base, "link")); err != nil {
+		t.Fatal(err)
+	}
+	list := []credpaths.Path{{Label: "gateway session and journal", Path: gw, Dir: true}, {Label: "agent policy", Path: policy}}
+	for _, pol := range []struct {
+		name string
+		p    Policy
+	}{{"unconfined", Policy{}}, {"confined", Parse(base)}} {
+		p := pol.p.WithRunDir(filepath.Join(base, "run")).WithProtected(list)
+		for _, tc := range []struct {
+			name  string
+			kind  string
+			value string
+			label string
+		}{
+			{"repository in the gateway dir", catalog.PathRepository, gw, "gateway session and journal"},
+			{"file through a symlink", catalog.PathFile, filepath.Join(base, "link", "session.json"), "gateway session and journal"},
+			{"policy file", catalog.PathFile, policy, "agent policy"},
+			{"missing file below", catalog.PathFile, filepath.Join(gw, "nope"), "gateway session and journal"},
+			{"destination inside", catalog.PathDestination, filepath.Join(gw, "new", "x"), "gateway session and journal"},
+			{"run dir argument", catalog.PathRunDir, gw, "gateway session and journal"},
+			{"control: the run dir itself", catalog.PathRunDir, filepath.Join(base, "run"), ""},
+			{"control: a sibling", catalog.PathDirectory, base, ""},
+		} {
+			t.Run(pol.name+"/"+tc.name, func(t *testing.T) {
+				_, err := p.CanonicalizeArguments(map[string]any{"x": tc.value}, []catalog.PathArg{mark(tc.kind, ".x")})
+				if tc.label == "" {
+					if err != nil {
+						t.Fatalf("control refused: %v", err)
+					}
+					return
+				}
+				if code(err) != CodeInvalidParams {
+					t.Fatalf("code %d (%v), want %d", code(err), err, CodeInvalidParams)
+				}
+				text := jsonString(t, err.(*Error).Data)
+				if !strings.Contains(text, "protected file of the person's ("+tc.label+")") || strings.Contains(text, base) {
+					t.Fatalf("refusal %s: want the label %q and no path", text, tc.label)
+				}
+			})
+		}
 	}
 }

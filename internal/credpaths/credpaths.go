@@ -12,9 +12,12 @@
 package credpaths
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // Environment variables whose values name a protected file or directory.
@@ -27,17 +30,21 @@ const (
 	// EnvSecretDir overrides where the gateway keeps its session secret
 	// (tests point it at a private temporary directory).
 	EnvSecretDir = "FLUXGIT_SECRET_DIR"
+	// EnvList carries the host's list to the providers it starts (see
+	// Export): a provider inherits the host's environment, but not what the
+	// host learnt from its command line (--config).
+	EnvList = "FLUXGIT_PROTECTED_PATHS"
 )
 
 // Path is one protected location.
 type Path struct {
 	// Label says what it holds, e.g. "gateway session secret"; it is shown
 	// to the model in refusals, the path itself never is.
-	Label string
+	Label string `json:"label"`
 	// Path is absolute and, where it exists, canonical (symlinks resolved).
-	Path string
+	Path string `json:"path"`
 	// Dir is true when everything below Path is protected too.
-	Dir bool
+	Dir bool `json:"dir,omitempty"`
 }
 
 // Contains reports the protected location that p (an absolute, canonical
@@ -85,19 +92,100 @@ func fromEnv(getenv func(string) string) []Path {
 	add("audit signing key", getenv(EnvSignKey), false)
 	add("agent policy", getenv(EnvAgentPolicy), false)
 	add("host configuration", getenv(EnvConfig), false)
+	// MCP_JWT_SECRET is a value, not a file; MCP_JWT_PUBLIC_KEY is the one
+	// key file host/httpauth reads (JWKS come over HTTP).
 	add("JWT key", getenv(EnvJWTKey), false)
 	return out
 }
 
 // Protected lists every location no read tool may open, from the process
 // environment: the gateway's secret directory, the gateway's state in the
-// run directory, and the credential and policy files the environment names.
+// run directory, the credential and policy files the environment names,
+// and whatever the host that started this process passed in EnvList.
 func Protected() []Path { return protected(os.Getenv) }
 
 func protected(getenv func(string) string) []Path {
 	out := fromEnv(getenv)
 	if d, err := SecretDir(); err == nil {
 		out = append(out, Path{Label: "gateway session secret", Path: Canonical(d), Dir: true})
+	}
+	// <run dir>/gateway holds the gateway's journal and, before issue 22,
+	// its session secret: a run directory inside a work tree must not make
+	// them readable.
+	if run := runDir(getenv); run != "" {
+		out = append(out, Path{Label: "gateway session and journal", Path: Canonical(filepath.Join(run, "gateway")), Dir: true})
+	}
+	out = append(out, decodeList(getenv(EnvList))...)
+	return dedupe(out)
+}
+
+// runDir is the run directory as rundir computes it, with getenv for the
+// override so tests can drive it.
+func runDir(getenv func(string) string) string {
+	if d := strings.TrimSpace(getenv(EnvRunDir)); d != "" {
+		if a, err := filepath.Abs(d); err == nil {
+			return a
+		}
+		return ""
+	}
+	d, err := rundir.Dir()
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
+// With returns list plus the file path under label (canonicalised); an
+// empty path adds nothing. The host uses it for what it knows beyond the
+// environment, such as --config.
+func With(list []Path, label, path string) []Path {
+	if strings.TrimSpace(path) == "" {
+		return list
+	}
+	return dedupe(append(append([]Path(nil), list...), Path{Label: label, Path: Canonical(path)}))
+}
+
+// Export renders list as the value of EnvList, for the environment of the
+// providers the host starts, so that they refuse exactly what it refuses.
+func Export(list []Path) string {
+	b, err := json.Marshal(list)
+	if err != nil { // a slice of plain structs always marshals
+		return ""
+	}
+	return string(b)
+}
+
+// decodeList parses an EnvList value. Entries that are not absolute are
+// dropped; a malformed value adds nothing (the environment's own list
+// still applies). The list only ever adds protection.
+func decodeList(v string) []Path {
+	if strings.TrimSpace(v) == "" {
+		return nil
+	}
+	var in []Path
+	if json.Unmarshal([]byte(v), &in) != nil {
+		return nil
+	}
+	out := in[:0]
+	for _, e := range in {
+		if filepath.IsAbs(e.Path) {
+			if e.Label == "" {
+				e.Label = "protected file"
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func dedupe(list []Path) []Path {
+	seen := map[Path]bool{}
+	out := list[:0]
+	for _, e := range list {
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
 	}
 	return out
 }

@@ -179,7 +179,33 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 		file, stage int
 	}
 	var jobs []blobJob
+	// A conflicted copy of a protected file (a committed session secret,
+	// say) keeps its path and kind, but no side is read and its work-tree
+	// copy is not scanned.
+	list := protectedList()
+	guarded := make([]string, len(files))
 	for i, f := range files {
+		if e, ok := protectedRel(list, r, string(f.path)); ok {
+			guarded[i] = protectedSkip(e)
+		}
+	}
+	for i, f := range files {
+		if guarded[i] != "" {
+			for st := 1; st <= 3; st++ {
+				if f.shas[st] != "" {
+					side := &ConflictSide{Sha: f.shas[st], Mode: f.modes[st], Error: guarded[i]}
+					switch st {
+					case 1:
+						d.Files[i].Sides.Base = side
+					case 2:
+						d.Files[i].Sides.Ours = side
+					case 3:
+						d.Files[i].Sides.Theirs = side
+					}
+				}
+			}
+			continue
+		}
 		for st := 1; st <= 3; st++ {
 			if f.shas[st] != "" {
 				jobs = append(jobs, blobJob{i, st})
@@ -234,6 +260,10 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 		cf := &d.Files[i]
 		cf.Path, cf.PathBase64 = pathText(f.path)
 		cf.Kind = conflictKind(f.shas[1] != "", f.shas[2] != "", f.shas[3] != "")
+		if guarded[i] != "" {
+			cf.Regions, cf.RegionsSkipped = []ConflictRegion{}, guarded[i]
+			continue
+		}
 		cf.Regions, cf.RegionsTruncated, cf.RegionsSkipped = scanMarkers(r, string(f.path))
 	}
 	d.Guidance = conflictGuidance(op)

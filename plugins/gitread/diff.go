@@ -194,12 +194,31 @@ func (p *Provider) diffText(ctx context.Context, call *sdk.Call) (any, error) {
 	// like an object id is never ambiguous.
 	args = append(args, "--")
 	args = append(args, specs...)
+	// A tracked copy of a protected file (say, a session secret committed
+	// under .fluxgit-run/gateway/) is left out of every diff.
+	guarded, err := protectedFilter("arguments.repoPath", r)
+	if err != nil {
+		return nil, err
+	}
+	empty := false
+	if guarded != nil {
+		kept, cut, err := p.diffPathsWithout(ctx, r, args, guarded)
+		if err != nil {
+			return nil, err
+		}
+		if cut {
+			args = append(args[:len(args)-len(specs)], kept...)
+			empty = len(kept) == 0
+		}
+	}
 	// maxBytes+4 leaves room to see whether a multi-byte character straddles
 	// the cut.
 	var c *gitexec.Captured
 	// The budget binds while reading unless the caller asks for exact
 	// totals: a 4 KiB answer must not cost a 50 MB diff.
-	if a.ExactTotals == nil || !*a.ExactTotals {
+	if empty {
+		c = &gitexec.Captured{}
+	} else if a.ExactTotals == nil || !*a.ExactTotals {
 		c, err = p.runner.CapturePrefix(ctx, r.dir, gitexec.Budget{Bytes: int(maxBytes) + 4, Lines: maxLines}, args...)
 	} else {
 		c, err = p.runner.Capture(ctx, r.dir, int(maxBytes)+4, args...)
@@ -358,4 +377,56 @@ func canonicalDir(p string) string {
 		return c
 	}
 	return filepath.Clean(p)
+}
+
+// maxKeptPaths bounds the pathspecs diffPathsWithout passes instead of the
+// caller's: the command line must stay short on every OS.
+const maxKeptPaths = 1000
+
+// diffPathsWithout lists the files the diff args (ending in "--" and the
+// caller's pathspecs) would show and, when some lie in a protected
+// location, returns the others as exact pathspecs to diff instead (cut).
+// The runner takes pathspecs literally, so an :(exclude) is not possible;
+// a diff touching a protected file and more than maxKeptPaths others is
+// refused with how to narrow it.
+func (p *Provider) diffPathsWithout(ctx context.Context, r *repo, args []string, guarded func(string) bool) (kept []string, cut bool, err error) {
+	list := []string{"diff", "--name-only", "-z", "--no-renames"}
+	for _, a := range args[1:] {
+		// The revisions, --cached and "--" with the pathspecs; the output
+		// options do not change which files differ.
+		if !strings.HasPrefix(a, "-") || a == "--cached" || a == "--" {
+			list = append(list, a)
+		}
+	}
+	if i := indexOf(args, "--"); i >= 0 {
+		list = append(list[:indexOf(list, "--")], args[i:]...)
+	}
+	var hit bool
+	err = p.stream(ctx, r, 0, func(f []byte) error {
+		if len(f) == 0 {
+			return nil
+		}
+		if guarded(string(f)) {
+			hit = true
+			return nil
+		}
+		kept = append(kept, string(f))
+		return nil
+	}, list...)
+	if err != nil || !hit {
+		return nil, false, err
+	}
+	if len(kept) > maxKeptPaths {
+		return nil, false, invalid(fmt.Sprintf("this diff includes a protected file of the person's, which fluxgit never shows, and %d other files; pass arguments.paths naming the files or directories you need (at most %d files once narrowed)", len(kept), maxKeptPaths))
+	}
+	return kept, true, nil
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
 }

@@ -113,6 +113,11 @@ func (p *Provider) fileBlame(ctx context.Context, call *sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Blame prints every line of the file: a committed copy of a
+	// protected file is refused as file.read refuses it.
+	if err := checkRelPath("arguments.path", r, rel); err != nil {
+		return nil, err
+	}
 	commit, err := p.resolveCommit(ctx, r, field, rev)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -147,6 +148,11 @@ func (p *Provider) fileRead(ctx context.Context, call *sdk.Call) (any, error) {
 	}
 	rel, err := filePathArg(a.Path, a.PathBase64, a.RepoPath, r.dir)
 	if err != nil {
+		return nil, err
+	}
+	// Before either mode reads anything: a protected path is refused on
+	// disk and at every revision alike.
+	if err := checkRelPath("arguments.path", r, rel); err != nil {
 		return nil, err
 	}
 	d := &FileReadData{MaxBytes: plan.budget}
@@ -295,6 +301,12 @@ func (p *Provider) readWorktree(r *repo, rel string, plan *readPlan, d *FileRead
 		}
 		return nil, invalid(fmt.Sprintf("arguments.path %q cannot be resolved in the work tree: %v", rel, err))
 	}
+	// Where the path leads, after every symlink: a link in the work tree to
+	// the session secret is refused by its target.
+	list := protectedList()
+	if e, ok := credpaths.Lookup(list, real); ok {
+		return nil, refuseProtected("arguments.path", e)
+	}
 	if !isWithin(real, top) || real == top {
 		return nil, invalid(fmt.Sprintf("arguments.path %q is a symbolic link that leads outside the repository; only files inside it can be read", rel))
 	}
@@ -323,6 +335,12 @@ func (p *Provider) readWorktree(r *repo, rel string, plan *readPlan, d *FileRead
 		return nil, invalid(fmt.Sprintf("arguments.path %q cannot be opened in the work tree (%v); retry, or read the committed version", rel, err))
 	}
 	defer f.Close()
+	// openInTree follows no link, so a symlink swapped in after the checks
+	// fails the open; what it cannot see is a hard link or a rename onto
+	// the checked name, so the opened file itself is compared too.
+	if e, ok := openedProtected(list, f); ok {
+		return nil, refuseProtected("arguments.path", e)
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("file.read: stat %s: %w", rel, err)

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 )
 
@@ -59,17 +60,27 @@ func fxDefaultRunDir() string {
 
 // fxRunDirFor returns the run directory: the runDir argument when given,
 // else FLUXGIT_RUN_DIR, else the per-OS default. It must be absolute.
+// A run directory inside a protected location (the gateway's own
+// directory, the secret directory) is refused: the run-directory readers
+// open only their own files, but the directory itself must not be one the
+// person's credentials live in.
 func fxRunDirFor(arg string) (string, error) {
-	if arg != "" {
+	dir, field := fxDefaultRunDir(), "the FluxGit run directory"
+	switch d := os.Getenv(fxEnvRunDir); {
+	case arg != "":
 		if !filepath.IsAbs(arg) || strings.ContainsRune(arg, 0) {
 			return "", invalid("arguments.runDir must be an absolute filesystem path")
 		}
-		return filepath.Clean(arg), nil
+		dir, field = filepath.Clean(arg), "arguments.runDir"
+	case d != "" && filepath.IsAbs(d):
+		dir = filepath.Clean(d)
 	}
-	if d := os.Getenv(fxEnvRunDir); d != "" && filepath.IsAbs(d) {
-		return filepath.Clean(d), nil
+	if dir != "" {
+		if e, ok := credpaths.Lookup(protectedList(), dir); ok {
+			return "", refuseProtected(field, e)
+		}
 	}
-	return fxDefaultRunDir(), nil
+	return dir, nil
 }
 
 // fxSafeRepoID reports whether id can name a file inside the run directory.
@@ -100,6 +111,7 @@ func fxReadRegistry(runDir string, roots []string) (entries []fxRegistryEntry, e
 		return nil, 0
 	}
 	seen := map[string]bool{}
+	protected := protectedList()
 	n := 0
 	for _, de := range des {
 		name := de.Name()
@@ -124,6 +136,9 @@ func fxReadRegistry(runDir string, roots []string) (entries []fxRegistryEntry, e
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			continue
+		}
+		if _, ok := credpaths.Lookup(protected, real); ok {
+			continue // never a repository any tool opens
 		}
 		if len(roots) > 0 && !insideAny(real, roots) {
 			excluded++

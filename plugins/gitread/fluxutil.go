@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 	"github.com/fluxgit/fluxgit/plugins/gateway"
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
@@ -402,7 +403,25 @@ var (
 	errFxTooLarge   = errors.New("file too large")
 	errFxSwapped    = errors.New("the file changed while it was opened")
 	errFxUnreadable = errors.New("cannot be read")
+	errFxNotOwned   = errors.New("not a file the FluxGit run-directory tools read (only repos/<id>.path and rebase/<id>.json)")
+	errFxProtected  = errors.New("it is a protected file of the person's (a credential or the gateway's state), which fluxgit never reads")
 )
+
+// fxOwnedRunDirFile is the allow-list of run-directory files these tools
+// read: repos/<id>.path (the registry) and rebase/<id>.json (restore point
+// records), <id> a safe file name.
+func fxOwnedRunDirFile(elems []string) bool {
+	if len(elems) != 2 {
+		return false
+	}
+	switch dir, name := elems[0], elems[1]; dir {
+	case "repos":
+		return strings.HasSuffix(name, ".path") && fxSafeRepoID(strings.TrimSuffix(name, ".path"))
+	case "rebase":
+		return strings.HasSuffix(name, ".json") && fxSafeRepoID(strings.TrimSuffix(name, ".json"))
+	}
+	return false
+}
 
 // fxReadRunDir reads the file elems names below runDir (see
 // fxReadRunDirFile). A missing run directory or file is os.ErrNotExist.
@@ -425,7 +444,17 @@ func fxReadRunDir(runDir string, limit int64, elems ...string) ([]byte, error) {
 // reached even if an entry is swapped for a link between the checks; the
 // opened file must be the one checked (SameFile). A FIFO never blocks the
 // call (non-blocking open, then the type check).
+//
+// Only the run directory's formats these tools own are opened
+// (fxOwnedRunDirFile): the registry and the restore point records. Nothing
+// else below a run directory — the gateway's session and journal, the
+// audit ledger, presence records — is ever opened here, whatever runDir
+// names; and a file that is a protected one by identity (a hard link to
+// the session secret named like a record) is refused after the open.
 func fxReadRunDirFile(root *os.Root, limit int64, elems ...string) ([]byte, error) {
+	if !fxOwnedRunDirFile(elems) {
+		return nil, errFxNotOwned
+	}
 	for i := 1; i < len(elems); i++ {
 		fi, err := root.Lstat(filepath.Join(elems[:i]...))
 		if err != nil {
@@ -454,6 +483,9 @@ func fxReadRunDirFile(root *os.Root, limit int64, elems ...string) ([]byte, erro
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() || !os.SameFile(fi, st) {
 		return nil, errFxSwapped
+	}
+	if _, ok := credpaths.Opened(protectedList(), st); ok {
+		return nil, errFxProtected
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {

@@ -130,11 +130,25 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 		args = append(append(args, "--end-of-options"), rng.args()...)
 	}
 	args = append(append(args, "--"), specs...)
+	// -G answers a regex about a file's content, which would spell out a
+	// committed secret one character at a time: a match in a protected
+	// file is dropped, and a commit that matched only there is not listed
+	// (git prints only the matching files of each commit). Such a commit
+	// still counts against -n, so a search may list fewer than limit.
+	guarded, err := protectedFilter("arguments.repoPath", r)
+	if err != nil {
+		return nil, err
+	}
+	sawGuarded := false
 
 	var cur *SearchCommit
 	firstFile := false
 	flush := func() error {
 		if cur == nil {
+			return nil
+		}
+		if sawGuarded && len(cur.Files) == 0 && !cur.FilesTruncated {
+			cur = nil
 			return nil
 		}
 		if int64(len(d.Commits)) == limit {
@@ -154,7 +168,7 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 			if !ok {
 				return &failure{gitexec.Command(r.dir, args...), "unexpected git log output"}
 			}
-			cur, firstFile = &SearchCommit{HistoryCommit: c, Files: []SearchFile{}}, true
+			cur, firstFile, sawGuarded = &SearchCommit{HistoryCommit: c, Files: []SearchFile{}}, true, false
 			return nil
 		}
 		if cur == nil {
@@ -168,6 +182,10 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 			f, firstFile = bytes.TrimPrefix(f, []byte{'\n'}), false
 		}
 		if len(f) == 0 {
+			return nil
+		}
+		if guarded != nil && guarded(string(f)) {
+			sawGuarded = true
 			return nil
 		}
 		if len(cur.Files) == maxSearchFiles {

@@ -26,6 +26,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -244,6 +245,11 @@ func (p *Provider) open(ctx context.Context, call *sdk.Call, repoPath string) (*
 		return nil, invalid("arguments.repoPath must not contain NUL or newline characters")
 	}
 	repoPath = filepath.Clean(repoPath)
+	// A repository inside a protected location (the gateway's state, the
+	// secret directory) is refused whole; the host refuses it first.
+	if e, ok := credpaths.Lookup(protectedList(), repoPath); ok {
+		return nil, refuseProtected("arguments.repoPath", e)
+	}
 	pins := gitexec.PinsFrom(ctx)
 	var pin *gitexec.Pin
 	if pins != nil {
