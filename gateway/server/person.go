@@ -79,6 +79,14 @@ const (
 	uiKeepAlive = 20 * time.Second
 )
 
+// uiCSP is the approval page's Content-Security-Policy. default-src 'self'
+// loads nothing from elsewhere; default-src does not cover the three
+// navigation directives, so they are set as well: no other site may frame
+// the page (clickjacking an Approve button; X-Frame-Options says the same
+// to older browsers), no injected <base> can redirect its relative URLs,
+// and no form can post anywhere but the gateway itself.
+const uiCSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
 // uiPreviewIDRe is the shape of every previewId the gateway stores; anything
 // else in a URL cannot name a proposal.
 var uiPreviewIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
@@ -98,7 +106,7 @@ func newPersonHandler(l Lifecycle) http.Handler {
 
 func (h *personHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
-	hdr.Set("Content-Security-Policy", "default-src 'self'")
+	hdr.Set("Content-Security-Policy", uiCSP)
 	hdr.Set("X-Frame-Options", "DENY")
 	hdr.Set("Cache-Control", "no-store")
 	hdr.Set("X-Content-Type-Options", "nosniff")

@@ -208,7 +208,7 @@ func jsonError(t *testing.T, w *httptest.ResponseRecorder) string {
 func checkSecurityHeaders(t *testing.T, w *httptest.ResponseRecorder) {
 	t.Helper()
 	for k, want := range map[string]string{
-		"Content-Security-Policy": "default-src 'self'",
+		"Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
 		"X-Frame-Options":         "DENY",
 		"Cache-Control":           "no-store",
 	} {
