@@ -377,7 +377,10 @@ func (j *Journal) List(f Filter) ([]Proposal, error) {
 	// rowid) and only its rows are read whole: sorting every matching row
 	// with its body would cost more than the page as the journal grows.
 	order := ` ORDER BY created_at DESC, rowid DESC`
-	if f.Oldest {
+	switch {
+	case f.ByExpiry:
+		order = ` ORDER BY expires_at ASC, rowid ASC`
+	case f.Oldest:
 		order = ` ORDER BY created_at ASC, rowid ASC`
 	}
 	where, args := f.where()

@@ -59,10 +59,30 @@ func (j *Journal) currentQuota() Quota {
 	return j.quota
 }
 
+// Admits reports whether Submit would have room for p: nil when p replays
+// a stored proposal (same AgentID and IdempotencyKey) or fits the quota,
+// else a *QuotaError. It is a cheap early answer for a flood, before the
+// gateway inspects the repository; Submit decides atomically.
+func (j *Journal) Admits(p Proposal) error {
+	var n int
+	if err := j.db.QueryRow(`SELECT count(*) FROM proposals WHERE agent_id = ? AND idempotency_key = ?`, p.AgentID, p.IdempotencyKey).Scan(&n); err != nil {
+		return fmt.Errorf("journal: quota: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	return j.checkQuota(j.db, p)
+}
+
+// rowQuerier is what checkQuota reads with: the database or a transaction.
+type rowQuerier interface {
+	QueryRow(query string, args ...any) *sql.Row
+}
+
 // checkQuota refuses p when it does not fit, inside Submit's transaction
 // (BEGIN IMMEDIATE), so two concurrent proposals cannot both take the
 // last place. Every count is answered from an index.
-func (j *Journal) checkQuota(tx *sql.Tx, p Proposal) error {
+func (j *Journal) checkQuota(tx rowQuerier, p Proposal) error {
 	q := j.currentQuota()
 	count := func(query string, args ...any) (int64, error) {
 		var n sql.NullInt64

@@ -137,6 +137,8 @@ func TestListPagesAndCounts(t *testing.T) {
 	for i := range 6 {
 		p := proposal(i)
 		p.CreatedAt = base.Add(time.Duration(i) * time.Second)
+		// Later proposals expire sooner (a shorter TTL after a restart).
+		p.ExpiresAt = base.Add(time.Hour - time.Duration(i)*time.Minute)
 		submit(t, j, p)
 		if i%2 == 1 {
 			drive(t, j, p.ID, Rejected)
@@ -159,6 +161,7 @@ func TestListPagesAndCounts(t *testing.T) {
 		{"offset past the end", Filter{Offset: 10}, nil},
 		{"oldest first", Filter{Statuses: pending, Oldest: true}, []string{"0", "2", "4"}},
 		{"oldest first, second page", Filter{Statuses: pending, Oldest: true, Limit: 2, Offset: 2}, []string{"4"}},
+		{"soonest expiry first", Filter{Statuses: pending, ByExpiry: true}, []string{"4", "2", "0"}},
 	} {
 		got, err := j.List(tc.f)
 		if err != nil {

@@ -84,6 +84,9 @@ type Filter struct {
 	Offset int
 	// Oldest lists oldest first instead of newest first.
 	Oldest bool
+	// ByExpiry lists the one expiring soonest first (it wins over
+	// Oldest): the order a person should see pending proposals in.
+	ByExpiry bool
 	// WithoutBody leaves Body empty: a listing that shows no body must
 	// not copy every stored body (each up to 32 MiB) out of the journal.
 	WithoutBody bool
