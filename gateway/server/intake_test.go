@@ -134,4 +134,6 @@ func TestClientReportsOversizedReply(t *testing.T) {
 	}
 }
 
-func pendingFilter() journal.Filter { return journal.Filter{Statuses: []journal.Status{journal.Pending}} }
+func pendingFilter() journal.Filter {
+	return journal.Filter{Statuses: []journal.Status{journal.Pending}}
+}

@@ -257,7 +257,7 @@ type uiState struct {
 	CSRF string `json:"csrf"`
 	// Now is the gateway's clock, so countdowns do not depend on the
 	// browser's.
-	Now           string             `json:"now"`
+	Now       string       `json:"now"`
 	Proposals []uiProposal `json:"proposals"`
 	// PendingTotal is how many proposals are pending in all; Proposals
 	// holds those from PendingOffset on, at most PendingLimit, soonest
