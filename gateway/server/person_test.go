@@ -871,3 +871,33 @@ func TestPreviewCacheEvictsOldest(t *testing.T) {
 		}
 	}
 }
+
+// Every element the script looks up by id is in the page, so a renamed id
+// cannot leave, say, the pager that reaches older pending proposals dead.
+func TestPageScriptFindsItsElements(t *testing.T) {
+	js, err := pageFiles.ReadFile("page/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := pageFiles.ReadFile("page/index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := regexp.MustCompile(`\$\('([a-z-]+)'\)`).FindAllStringSubmatch(string(js), -1)
+	if len(ids) == 0 {
+		t.Fatal("no $('id') lookups found in app.js")
+	}
+	for _, m := range ids {
+		if !strings.Contains(string(html), `id="`+m[1]+`"`) {
+			t.Errorf("app.js looks up #%s, which index.html lacks", m[1])
+		}
+	}
+	for _, want := range []string{"pending-pager", "pending-next", "pending-prev", "pending-shown", "running-more", "history-more"} {
+		if !strings.Contains(string(js), "'"+want+"'") {
+			t.Errorf("app.js does not use #%s", want)
+		}
+	}
+	if !strings.Contains(string(js), "pendingOffset=") {
+		t.Error("app.js never asks the state for another page of pending proposals")
+	}
+}
