@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -207,6 +208,36 @@ func TestGatewayIntakeLimits(t *testing.T) {
 	if code, msg := agentPost(t, g, "branch", branch("flood-3", "b9")); code != http.StatusAccepted {
 		t.Fatalf("after a cancel: %d %s", code, msg)
 	}
+
+	t.Run("stored bytes", func(t *testing.T) {
+		g := startGateway(t, loopEnv(t), "--max-stored-bytes-per-agent", "6000", "--max-stored-bytes", "9000")
+		big := func(agent, name string) []byte {
+			return previewBody(t, "branch", agent, repo, map[string]any{"name": name, "checkout": false, "reason": strings.Repeat("r", 4000)})
+		}
+		for i, tc := range []struct {
+			agent string
+			code  int
+			want  string
+		}{
+			{"bulk-1", http.StatusAccepted, ""},
+			{"bulk-1", http.StatusTooManyRequests, "limit per agent (6000 bytes)"},
+			{"bulk-2", http.StatusAccepted, ""},
+			{"bulk-3", http.StatusTooManyRequests, "limit for all agents together (9000 bytes)"},
+		} {
+			code, msg := agentPost(t, g, "branch", big(tc.agent, fmt.Sprint("big", i)))
+			if code != tc.code || !strings.Contains(msg, tc.want) {
+				t.Fatalf("proposal %d from %s: %d %q; want %d naming %q", i, tc.agent, code, msg, tc.code, tc.want)
+			}
+		}
+	})
+	t.Run("a limit below 1 stops the start", func(t *testing.T) {
+		cmd := exec.Command(fluxgitBin, "gateway", "--addr", "127.0.0.1:0", "--max-pending", "0")
+		cmd.Env = loopEnv(t)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "--max-pending") {
+			t.Fatalf("the gateway started with --max-pending 0: %v\n%s", err, out)
+		}
+	})
 }
 
 // Issue 22, finding 4: with large patch proposals stored, `fluxgit gateway

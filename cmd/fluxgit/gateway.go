@@ -80,6 +80,9 @@ func newGatewayCmd(g *globalOptions) *cobra.Command {
 }
 
 func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io.Writer) error {
+	if o.maxPendingPerAgent < 1 || o.maxPending < 1 || o.maxBytesPerAgent < 1 || o.maxBytes < 1 {
+		return &exitError{code: exitUsage, err: errors.New("the gateway did not start: --max-pending-per-agent, --max-pending, --max-stored-bytes-per-agent and --max-stored-bytes take a positive number (leave a flag out for its default)")}
+	}
 	pol, err := policy.FromEnv()
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("the gateway did not start: agent policy (%s): %w", policy.EnvPolicy, err)}
