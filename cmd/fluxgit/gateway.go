@@ -29,6 +29,9 @@ type gatewayOptions struct {
 	addr   string
 	runDir string
 	ttl    time.Duration
+	// Intake bounds (server.Config.MaxPending…).
+	maxPendingPerAgent, maxPending int
+	maxBytesPerAgent, maxBytes     int64
 }
 
 // resolvedRunDir is --run-dir, else FLUXGIT_RUN_DIR, else the platform
@@ -67,12 +70,19 @@ func newGatewayCmd(g *globalOptions) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&o.runDir, "run-dir", "", "FluxGit run directory: journal, restore points, session file, and the audit ledger unless "+audit.EnvLog+" is set (default $"+audit.EnvRunDir+" or the platform default)")
 	cmd.Flags().StringVar(&o.addr, "addr", server.DefaultAddr, "loopback ip:port to listen on (127.0.0.0/8 or [::1])")
 	cmd.Flags().DurationVar(&o.ttl, "proposal-ttl", server.DefaultTTL, "how long a proposal waits for a person before it expires")
+	cmd.Flags().IntVar(&o.maxPendingPerAgent, "max-pending-per-agent", server.DefaultMaxPendingPerAgent, "pending proposals one agent id may have; more are refused (HTTP 429) until some are decided or cancelled")
+	cmd.Flags().IntVar(&o.maxPending, "max-pending", server.DefaultMaxPending, "pending proposals all agents together may have (agent ids are self-declared)")
+	cmd.Flags().Int64Var(&o.maxBytesPerAgent, "max-stored-bytes-per-agent", server.DefaultMaxStoredBytesPerAgent, "proposal body bytes the journal keeps for one agent id, decided ones included until pruned an hour after they end")
+	cmd.Flags().Int64Var(&o.maxBytes, "max-stored-bytes", server.DefaultMaxStoredBytes, "proposal body bytes the journal keeps for all agents together")
 	cmd.AddCommand(newGatewayListCmd(o), newGatewayShowCmd(o), newGatewayApproveCmd(o), newGatewayRejectCmd(o),
 		newGatewayReconcileCmd(o), newGatewayUndoCmd(o))
 	return cmd
 }
 
 func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io.Writer) error {
+	if o.maxPendingPerAgent < 1 || o.maxPending < 1 || o.maxBytesPerAgent < 1 || o.maxBytes < 1 {
+		return &exitError{code: exitUsage, err: errors.New("the gateway did not start: --max-pending-per-agent, --max-pending, --max-stored-bytes-per-agent and --max-stored-bytes take a positive number (leave a flag out for its default)")}
+	}
 	pol, err := policy.FromEnv()
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("the gateway did not start: agent policy (%s): %w", policy.EnvPolicy, err)}
@@ -105,6 +115,11 @@ func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io
 		Ledger: ledger,
 		Log:    log,
 		Out:    out,
+
+		MaxPendingPerAgent:     o.maxPendingPerAgent,
+		MaxPending:             o.maxPending,
+		MaxStoredBytesPerAgent: o.maxBytesPerAgent,
+		MaxStoredBytes:         o.maxBytes,
 	})
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("the gateway did not start: %w", err)}
@@ -164,26 +179,58 @@ func idArg(verb string) cobra.PositionalArgs {
 }
 
 func newGatewayListCmd(o *gatewayOptions) *cobra.Command {
-	var statuses []string
+	var (
+		statuses      []string
+		limit, offset int
+	)
 	cmd := &cobra.Command{
-		Use:   "list [--status pending,approved]",
-		Short: "List the running gateway's proposals, newest first",
+		Use:   "list [--status pending,approved] [--limit N] [--offset N]",
+		Short: "List the running gateway's proposals, newest first, one page at a time",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit < 1 || limit > 1000 || offset < 0 {
+				return &exitError{code: exitUsage, err: errors.New("--limit takes 1 to 1000 and --offset 0 or more")}
+			}
 			c, err := gatewayClient(o)
 			if err != nil {
 				return err
 			}
-			views, err := c.List(cmd.Context(), statuses...)
+			page, err := c.ListPage(cmd.Context(), server.ListOptions{Statuses: statuses, Limit: limit, Offset: offset})
 			if err != nil {
 				return clientErr(err)
 			}
-			printTable(cmd.OutOrStdout(), views, time.Now())
+			out := cmd.OutOrStdout()
+			printTable(out, page.Proposals, time.Now())
+			printPageNote(out, page, statuses)
 			return nil
 		},
 	}
 	cmd.Flags().StringSliceVar(&statuses, "status", nil, "only these statuses (pending, approved, executing, completed, failed, rejected, expired, cancelled)")
+	cmd.Flags().IntVar(&limit, "limit", 200, "proposals per page (1-1000)")
+	cmd.Flags().IntVar(&offset, "offset", 0, "skip this many proposals (the next page starts at offset+limit)")
 	return cmd
+}
+
+// printPageNote says when the page does not show every proposal, and how
+// to see the others.
+func printPageNote(w io.Writer, page server.ListPage, statuses []string) {
+	n := len(page.Proposals)
+	if page.Offset == 0 && n >= page.Total {
+		return
+	}
+	if n == 0 {
+		fmt.Fprintf(w, "Nothing from offset %d: there are %d proposal(s); start at --offset 0.\n", page.Offset, page.Total)
+		return
+	}
+	fmt.Fprintf(w, "Showing %d-%d of %d.", page.Offset+1, page.Offset+n, page.Total)
+	if next := page.Offset + n; next < page.Total {
+		st := ""
+		if len(statuses) > 0 {
+			st = " --status " + strings.Join(statuses, ",")
+		}
+		fmt.Fprintf(w, " Next page: fluxgit gateway list%s --limit %d --offset %d", st, page.Limit, next)
+	}
+	fmt.Fprintln(w)
 }
 
 // printTable prints one line per proposal, with what a person can do

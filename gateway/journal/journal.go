@@ -60,12 +60,28 @@ var migrations = []string{
 	CREATE INDEX proposals_status_expiry ON proposals (status, expires_at);
 	CREATE INDEX proposals_created ON proposals (created_at);
 	CREATE INDEX proposals_status_created ON proposals (status, created_at);`,
+	// Version 2: the size of each stored body, and an index that holds it,
+	// so the intake quotas (Quota) are counted from the index alone: the
+	// body itself spans overflow pages, and a new column sits after it in
+	// the row.
+	`ALTER TABLE proposals ADD COLUMN body_bytes INTEGER NOT NULL DEFAULT 0;
+	UPDATE proposals SET body_bytes = length(CAST(body AS BLOB));
+	CREATE INDEX proposals_agent_status_bytes ON proposals (agent_id, status, body_bytes);`,
 }
 
 // columns is the column list every read selects, in scan order.
 const columns = `id, agent_id, idempotency_key, fingerprint, operation_type, repo_path, reason, requested_at,
 	created_at, expires_at, updated_at, status, body, binding, review, confirmations, result,
 	rejection_reason, decided_by, decided_at, needs_reconciliation`
+
+// columnsNoBody is columns with an empty body in its place: a listing
+// never copies the bodies (up to 32 MiB each) out of the database.
+const columnsNoBody = `id, agent_id, idempotency_key, fingerprint, operation_type, repo_path, reason, requested_at,
+	created_at, expires_at, updated_at, status, '', binding, review, confirmations, result,
+	rejection_reason, decided_by, decided_at, needs_reconciliation`
+
+// insertColumns is what Submit writes: columns and the body's size.
+const insertColumns = columns + `, body_bytes`
 
 // transitions is the lifecycle graph: the states each state may move to.
 // approved → failed is a re-validation that failed before execution;
@@ -89,6 +105,9 @@ var ErrDuplicateID = errors.New("previewId is already used by another proposal")
 type Journal struct {
 	path string
 	db   *sql.DB
+	// quota bounds what Submit accepts; see SetQuota.
+	quotaMu sync.Mutex
+	quota   Quota
 	// closeOnce makes Close idempotent for the server's shutdown paths.
 	closeOnce sync.Once
 	closeErr  error
@@ -248,9 +267,11 @@ func (j *Journal) tx(f func(*sql.Tx) error) error {
 // Submit inserts p as a new pending proposal, in one transaction. When the
 // same AgentID and IdempotencyKey are already journalled it inserts
 // nothing: with the same Fingerprint it returns that proposal and
-// created=false (a replay); with another it returns ErrKeyConflict. A
-// previewId already used under another key is ErrDuplicateID. Status and
-// UpdatedAt are set here; CreatedAt defaults to now.
+// created=false (a replay, accepted even when the quota is full); with
+// another it returns ErrKeyConflict. A previewId already used under
+// another key is ErrDuplicateID; a new proposal the quota (SetQuota) has
+// no room for is a *QuotaError. Status and UpdatedAt are set here;
+// CreatedAt defaults to now.
 func (j *Journal) Submit(p Proposal) (got Proposal, created bool, err error) {
 	if err := validNew(p); err != nil {
 		return Proposal{}, false, err
@@ -280,7 +301,10 @@ func (j *Journal) Submit(p Proposal) (got Proposal, created bool, err error) {
 		if n > 0 {
 			return fmt.Errorf("%w: %s", ErrDuplicateID, p.ID)
 		}
-		if _, err := tx.Exec(`INSERT INTO proposals (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, values(p)...); err != nil {
+		if err := j.checkQuota(tx, p); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`INSERT INTO proposals (`+insertColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, append(values(p), len(p.Body))...); err != nil {
 			return err
 		}
 		got, created = p, true
@@ -329,32 +353,61 @@ func (j *Journal) Get(id string) (Proposal, error) {
 	return p, nil
 }
 
-// List returns the proposals f selects, newest first.
+// where is f's WHERE clause (or "") and its arguments.
+func (f Filter) where() (string, []any) {
+	if len(f.Statuses) == 0 {
+		return "", nil
+	}
+	args := make([]any, 0, len(f.Statuses))
+	for _, s := range f.Statuses {
+		args = append(args, string(s))
+	}
+	return ` WHERE status IN (?` + strings.Repeat(",?", len(f.Statuses)-1) + `)`, args
+}
+
+// List returns the page of proposals f selects: newest first (oldest
+// first with f.Oldest), f.Offset rows skipped, at most f.Limit.
 func (j *Journal) List(f Filter) ([]Proposal, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 200
 	}
+	offset := max(f.Offset, 0)
 	// The page is chosen on the narrow index alone (status, created_at,
 	// rowid) and only its rows are read whole: sorting every matching row
 	// with its body would cost more than the page as the journal grows.
-	const order = ` ORDER BY created_at DESC, rowid DESC`
-	inner := `SELECT rowid FROM proposals`
-	var args []any
-	if len(f.Statuses) > 0 {
-		inner += ` WHERE status IN (?` + strings.Repeat(",?", len(f.Statuses)-1) + `)`
-		for _, s := range f.Statuses {
-			args = append(args, string(s))
-		}
+	order := ` ORDER BY created_at DESC, rowid DESC`
+	switch {
+	case f.ByExpiry:
+		order = ` ORDER BY expires_at ASC, rowid ASC`
+	case f.Oldest:
+		order = ` ORDER BY created_at ASC, rowid ASC`
 	}
-	inner += order + ` LIMIT ?`
-	args = append(args, limit)
-	q := `SELECT ` + columns + ` FROM proposals WHERE rowid IN (` + inner + `)` + order
+	where, args := f.where()
+	inner := `SELECT rowid FROM proposals` + where + order + ` LIMIT ? OFFSET ?`
+	args = append(args, limit, offset)
+	cols := columns
+	if f.WithoutBody {
+		cols = columnsNoBody
+	}
+	q := `SELECT ` + cols + ` FROM proposals WHERE rowid IN (` + inner + `)` + order
 	rows, err := j.db.Query(q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("journal: list: %w", err)
 	}
 	return scanAll(rows)
+}
+
+// Count returns how many proposals f's statuses select (Limit, Offset
+// and the order do not apply), for a page that says how much it leaves
+// out.
+func (j *Journal) Count(f Filter) (int, error) {
+	where, args := f.where()
+	var n int
+	if err := j.db.QueryRow(`SELECT count(*) FROM proposals`+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("journal: count: %w", err)
+	}
+	return n, nil
 }
 
 // Transition moves proposal id from one of the states from to to, in one
@@ -497,7 +550,8 @@ func (j *Journal) Startup() (approved, reconcile []Proposal, err error) {
 // reachable with errors.Is / errors.As and their messages first.
 func wrap(op, id string, err error) error {
 	var se *StateError
-	if errors.Is(err, ErrKeyConflict) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrDuplicateID) || errors.As(err, &se) {
+	var qe *QuotaError
+	if errors.Is(err, ErrKeyConflict) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrDuplicateID) || errors.As(err, &se) || errors.As(err, &qe) {
 		return err
 	}
 	var sqErr *gosqlite.Error

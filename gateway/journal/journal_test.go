@@ -98,8 +98,8 @@ func TestOpenFiles(t *testing.T) {
 	if err := j.db.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil || sync != 2 {
 		t.Fatalf("synchronous %d (%v), want 2 (FULL)", sync, err)
 	}
-	if err := j.db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != 1 {
-		t.Fatalf("user_version %d (%v), want 1", version, err)
+	if err := j.db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != 2 {
+		t.Fatalf("user_version %d (%v), want 2", version, err)
 	}
 	if runtime.GOOS == "windows" {
 		return

@@ -78,8 +78,18 @@ type Proposal struct {
 // Filter selects proposals for List. Zero values select everything.
 type Filter struct {
 	Statuses []Status
-	// Limit bounds the rows returned (newest first); 0 means 200.
+	// Limit bounds the rows returned; 0 means 200.
 	Limit int
+	// Offset skips that many rows of the order first (paging).
+	Offset int
+	// Oldest lists oldest first instead of newest first.
+	Oldest bool
+	// ByExpiry lists the one expiring soonest first (it wins over
+	// Oldest): the order a person should see pending proposals in.
+	ByExpiry bool
+	// WithoutBody leaves Body empty: a listing that shows no body must
+	// not copy every stored body (each up to 32 MiB) out of the journal.
+	WithoutBody bool
 }
 
 // ErrNotFound: no proposal has the id (never made, or pruned).

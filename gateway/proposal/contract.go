@@ -198,12 +198,25 @@ func IsIdempotencyKey(op, key string) bool {
 	return false
 }
 
+// MaxDepth is how deeply a body may nest objects and arrays. The deepest
+// conforming preview body nests 4 levels (a plan's steps[i].paths, a
+// branchDelete's targets[i].branches), and an agent policy file in JSON
+// about as deep; 64 leaves room for any honest client while keeping the
+// duplicate-key walk, which is recursive, bounded before it starts.
+const MaxDepth = 64
+
 // DecodeObject parses a body that must be one JSON object with no
 // duplicate keys at any depth (a duplicate makes the meaning depend on the
-// parser).
+// parser) and no deeper than MaxDepth.
 func DecodeObject(body []byte) (map[string]any, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, errors.New("the body is empty; the contract needs a JSON object")
+	}
+	// Bound the nesting before anything walks or decodes: one pass over
+	// the bytes with a counter, so a body of 30,000 opening brackets costs
+	// no more than reading it.
+	if off, ok := withinDepth(body, MaxDepth); !ok {
+		return nil, fmt.Errorf("the body nests objects and arrays more than %d levels deep (at byte %d); a preview body nests at most 4, so send the fields the contract lists, without wrapping them", MaxDepth, off)
 	}
 	if err := noDuplicateKeys(json.NewDecoder(bytes.NewReader(body))); err != nil {
 		return nil, err
@@ -220,18 +233,81 @@ func DecodeObject(body []byte) (map[string]any, error) {
 	return m, nil
 }
 
+// withinDepth reports whether body nests '{' and '[' at most limit levels
+// deep outside strings; when it does not, off is the byte offset of the
+// first bracket too deep. Malformed JSON is left to the decoder: this only
+// counts.
+func withinDepth(body []byte, limit int) (off int, ok bool) {
+	depth := 0
+	inString, escaped := false, false
+	for i, c := range body {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			if depth > limit {
+				return i, false
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return 0, true
+}
+
+// segment is one step of the JSON path to a value: an object key, or an
+// array index when isIndex.
+type segment struct {
+	key     string
+	index   int
+	isIndex bool
+}
+
+// jsonPath renders a path as $.key[0].key, only when an error names it.
+func jsonPath(path []segment) string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, s := range path {
+		if s.isIndex {
+			fmt.Fprintf(&b, "[%d]", s.index)
+		} else {
+			b.WriteString(".")
+			b.WriteString(s.key)
+		}
+	}
+	return b.String()
+}
+
 func noDuplicateKeys(d *json.Decoder) error {
 	tok, err := d.Token()
 	if err != nil {
 		return fmt.Errorf("the body is not valid JSON (%w); send exactly one JSON object", err)
 	}
-	return walkValue(d, tok, "$")
+	// One path stack for the whole walk, pushed and popped per level: the
+	// path is text only when a duplicate is reported.
+	path := make([]segment, 0, 8)
+	return walkValue(d, tok, &path)
 }
 
-func walkValue(d *json.Decoder, tok json.Token, at string) error {
+func walkValue(d *json.Decoder, tok json.Token, path *[]segment) error {
 	delim, ok := tok.(json.Delim)
 	if !ok {
 		return nil
+	}
+	if len(*path) >= MaxDepth {
+		// withinDepth already refused this; kept so the recursion is
+		// bounded by this function alone.
+		return fmt.Errorf("the body nests objects and arrays more than %d levels deep", MaxDepth)
 	}
 	switch delim {
 	case '{':
@@ -243,14 +319,17 @@ func walkValue(d *json.Decoder, tok json.Token, at string) error {
 			}
 			k := kt.(string)
 			if seen[k] {
-				return fmt.Errorf("the body repeats the key %q in %s; send each key once", k, at)
+				return fmt.Errorf("the body repeats the key %q in %s; send each key once", k, jsonPath(*path))
 			}
 			seen[k] = true
 			vt, err := d.Token()
 			if err != nil {
 				return fmt.Errorf("the body is not valid JSON (%w); send exactly one JSON object", err)
 			}
-			if err := walkValue(d, vt, at+"."+k); err != nil {
+			*path = append(*path, segment{key: k})
+			err = walkValue(d, vt, path)
+			*path = (*path)[:len(*path)-1]
+			if err != nil {
 				return err
 			}
 		}
@@ -260,7 +339,10 @@ func walkValue(d *json.Decoder, tok json.Token, at string) error {
 			if err != nil {
 				return fmt.Errorf("the body is not valid JSON (%w); send exactly one JSON object", err)
 			}
-			if err := walkValue(d, vt, fmt.Sprintf("%s[%d]", at, i)); err != nil {
+			*path = append(*path, segment{index: i, isIndex: true})
+			err = walkValue(d, vt, path)
+			*path = (*path)[:len(*path)-1]
+			if err != nil {
 				return err
 			}
 		}

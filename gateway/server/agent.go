@@ -151,6 +151,12 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request, op string) {
 		writeError(w, http.StatusForbidden, policyRefusal(err))
 		return
 	}
+	// A flood is turned away before the repository is inspected; Submit
+	// checks the quota again, atomically, for the proposal it stores.
+	if err := s.journal.Admits(journal.Proposal{AgentID: agentID, IdempotencyKey: str("idempotencyKey"), Body: raw}); err != nil {
+		refuseQuota(w, err)
+		return
+	}
 	ctx := r.Context()
 	b, err := s.exec.Bind(ctx, op, raw)
 	if err != nil {
@@ -210,7 +216,11 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request, op string) {
 		Binding:        bj,
 		Review:         rj,
 	})
+	var qe *journal.QuotaError
 	switch {
+	case errors.As(err, &qe):
+		refuseQuota(w, err)
+		return
 	case errors.Is(err, journal.ErrKeyConflict):
 		writeError(w, http.StatusConflict, "idempotencyKey "+key+" was already used by this agent for a different proposal; use a new idempotencyKey for a new intent")
 		return
@@ -226,6 +236,17 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request, op string) {
 	}
 	s.notify(got)
 	writeJSON(w, http.StatusAccepted, map[string]any{"previewId": got.ID, "status": journal.Pending, "expiresAt": stamp(got.ExpiresAt)})
+}
+
+// refuseQuota answers a proposal the intake quota has no room for: 429
+// with the journal's sentence, which names the full bound and what to do.
+func refuseQuota(w http.ResponseWriter, err error) {
+	var qe *journal.QuotaError
+	if !errors.As(err, &qe) {
+		writeError(w, http.StatusInternalServerError, "the gateway could not check its proposal limits: "+err.Error())
+		return
+	}
+	writeError(w, http.StatusTooManyRequests, "the gateway refused the proposal: "+qe.Error())
 }
 
 // boundPaths adds the canonical repositories a binding resolved to.

@@ -60,32 +60,80 @@ func (s *Server) bearerOK(r *http.Request) bool {
 	return ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.secret)) == 1
 }
 
+// CLI list paging: a page holds at most maxListLimit rows, defaultListLimit
+// unless the request says.
+const (
+	defaultListLimit = 200
+	maxListLimit     = 1000
+)
+
+// ListPage is the reply of GET /cli/v1/proposals: one page of proposals,
+// newest first, without their bodies, bindings and reviews (`fluxgit
+// gateway show ID` has them), and where the page lies in the whole list.
+type ListPage struct {
+	Proposals []View `json:"proposals"`
+	// Total is how many proposals the statuses select; Offset and Limit
+	// are the page's, so more follow when Offset+len(Proposals) < Total.
+	Total  int `json:"total"`
+	Offset int `json:"offset"`
+	Limit  int `json:"limit"`
+}
+
 func (s *Server) cliList(w http.ResponseWriter, r *http.Request) {
-	var f journal.Filter
+	f := journal.Filter{Limit: defaultListLimit, WithoutBody: true}
 	q := r.URL.Query()
 	if v := q.Get("status"); v != "" {
 		for st := range strings.SplitSeq(v, ",") {
+			if !knownStatus(journal.Status(st)) {
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("status %q is not one of pending, approved, executing, completed, failed, rejected, expired, cancelled", st))
+				return
+			}
 			f.Statuses = append(f.Statuses, journal.Status(st))
 		}
 	}
-	if v := q.Get("limit"); v != "" {
+	for _, p := range []struct {
+		name     string
+		dst      *int
+		min, max int
+	}{{"limit", &f.Limit, 1, maxListLimit}, {"offset", &f.Offset, 0, 1 << 30}} {
+		v := q.Get(p.name)
+		if v == "" {
+			continue
+		}
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			writeError(w, http.StatusBadRequest, "limit must be a whole number")
+		if err != nil || n < p.min || n > p.max {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("%s must be a whole number from %d to %d", p.name, p.min, p.max))
 			return
 		}
-		f.Limit = n
+		*p.dst = n
+	}
+	total, err := s.Count(f)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "read the journal: "+err.Error())
+		return
 	}
 	rows, err := s.List(f)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "read the journal: "+err.Error())
 		return
 	}
-	views := make([]View, 0, len(rows))
+	page := ListPage{Proposals: make([]View, 0, len(rows)), Total: total, Offset: f.Offset, Limit: f.Limit}
 	for _, p := range rows {
-		views = append(views, ViewOf(p))
+		v := ViewOf(p)
+		// A listing carries no bodies: twelve 24 MiB patches made the
+		// old, whole list too large for the client to read.
+		v.Body, v.Binding, v.Review = nil, nil, nil
+		page.Proposals = append(page.Proposals, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"proposals": views})
+	writeJSON(w, http.StatusOK, page)
+}
+
+func knownStatus(s journal.Status) bool {
+	switch s {
+	case journal.Pending, journal.Approved, journal.Executing, journal.Completed, journal.Failed, journal.Rejected, journal.Expired, journal.Cancelled:
+		return true
+	}
+	return false
 }
 
 // ApproveRequest is the body of a CLI approval: the confirmations the

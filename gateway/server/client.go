@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -97,9 +98,16 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("reach the gateway at %s (is `fluxgit gateway` still running?): %w", c.Addr, err)
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxReply+1))
 	if err != nil {
 		return fmt.Errorf("read the gateway's reply: %w", err)
+	}
+	if len(b) > maxReply {
+		// Decoding a reply cut at the cap fails inside whatever it was cut
+		// in (the old list, cut in a \u escape of a large patch, said
+		// "invalid character ' ' in \u hexadecimal character escape").
+		// Say what happened instead.
+		return fmt.Errorf("the gateway's reply to %s %s is larger than %d MiB, more than this client reads; list with a smaller --limit, or read the proposal on the approval page", method, path, maxReply>>20)
 	}
 	if resp.StatusCode/100 != 2 {
 		var e struct {
@@ -118,17 +126,56 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	return nil
 }
 
-// List returns proposals, newest first; statuses filter when given.
-func (c *Client) List(ctx context.Context, statuses ...string) ([]View, error) {
+// maxReply bounds a reply the client reads. The largest honest reply is
+// one proposal's view (`show`) with a body of at most MaxPreviewBody; a
+// list carries no bodies.
+const maxReply = 64 << 20
+
+// ListOptions selects a page of proposals: only Statuses when given,
+// Offset rows skipped, at most Limit (0: the gateway's default, 200; at
+// most 1,000).
+type ListOptions struct {
+	Statuses      []string
+	Limit, Offset int
+}
+
+// ListPage returns one page of proposals, newest first, without bodies,
+// and the total the statuses select.
+func (c *Client) ListPage(ctx context.Context, o ListOptions) (ListPage, error) {
+	q := url.Values{}
+	if len(o.Statuses) > 0 {
+		q.Set("status", strings.Join(o.Statuses, ","))
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	if o.Offset > 0 {
+		q.Set("offset", strconv.Itoa(o.Offset))
+	}
 	p := cliPrefix + "proposals"
-	if len(statuses) > 0 {
-		p += "?status=" + url.QueryEscape(strings.Join(statuses, ","))
+	if len(q) > 0 {
+		p += "?" + q.Encode()
 	}
-	var out struct {
-		Proposals []View `json:"proposals"`
-	}
+	var out ListPage
 	err := c.do(ctx, http.MethodGet, p, nil, &out)
-	return out.Proposals, err
+	return out, err
+}
+
+// List returns every proposal, newest first, without bodies, page by
+// page; statuses filter when given.
+func (c *Client) List(ctx context.Context, statuses ...string) ([]View, error) {
+	var all []View
+	for {
+		page, err := c.ListPage(ctx, ListOptions{Statuses: statuses, Limit: maxListLimit, Offset: len(all)})
+		if err != nil {
+			return all, err
+		}
+		all = append(all, page.Proposals...)
+		// Rows can come and go between pages; stop at an empty page.
+		if len(page.Proposals) == 0 || len(all) >= page.Total {
+			return all, nil
+		}
+	}
 }
 
 // Show returns one proposal.

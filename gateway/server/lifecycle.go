@@ -192,6 +192,9 @@ func (s *Server) List(f journal.Filter) ([]journal.Proposal, error) {
 	return rows, nil
 }
 
+// Count returns how many proposals f's statuses select.
+func (s *Server) Count(f journal.Filter) (int, error) { return s.journal.Count(f) }
+
 // Get returns one proposal.
 func (s *Server) Get(id string) (journal.Proposal, error) {
 	p, err := s.journal.Get(id)

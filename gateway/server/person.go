@@ -15,7 +15,9 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -30,6 +32,7 @@ type Lifecycle interface {
 	Reconcile(ctx context.Context, id string, as journal.Status, note, by string) (journal.Proposal, error)
 	Undo(ctx context.Context, repoPath, by string) (execute.UndoResult, error)
 	List(f journal.Filter) ([]journal.Proposal, error)
+	Count(f journal.Filter) (int, error)
 	Get(id string) (journal.Proposal, error)
 	Subscribe() (<-chan Change, func())
 	Secret() string
@@ -68,16 +71,31 @@ const (
 	// uiPatchPreviewChars bounds each patch text in /ui/api/state, which the
 	// page refetches on every change; the whole patch is one click away at
 	// /ui/api/proposals/{id}.
-	uiPatchPreviewChars = 256 << 10
+	uiPatchPreviewChars = 64 << 10
 	// uiHistoryLimit is how many decided proposals the page lists.
 	uiHistoryLimit = 100
-	// uiActiveLimit bounds the open proposals listed; far above what a
-	// person can review, it only keeps one response bounded.
-	uiActiveLimit = 1000
+	// uiPendingPage is how many pending proposals one state holds; the
+	// page says how many there are in all and pages through the rest
+	// (pendingOffset), so none is silently left out.
+	uiPendingPage = 50
+	// uiRunningLimit bounds the approved, executing and interrupted
+	// proposals listed; the page says when there are more.
+	uiRunningLimit = 100
+	// uiPreviewCacheSize bounds the rendered previews kept: the open
+	// proposals of a few pages.
+	uiPreviewCacheSize = 4 * (uiPendingPage + uiRunningLimit)
 	// uiKeepAlive is how often an idle event stream sends a comment, so
 	// proxies and the browser keep the connection open.
 	uiKeepAlive = 20 * time.Second
 )
+
+// uiCSP is the approval page's Content-Security-Policy. default-src 'self'
+// loads nothing from elsewhere; default-src does not cover the three
+// navigation directives, so they are set as well: no other site may frame
+// the page (clickjacking an Approve button; X-Frame-Options says the same
+// to older browsers), no injected <base> can redirect its relative URLs,
+// and no form can post anywhere but the gateway itself.
+const uiCSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
 // uiPreviewIDRe is the shape of every previewId the gateway stores; anything
 // else in a URL cannot name a proposal.
@@ -89,16 +107,17 @@ var uiPreviewIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 // and a same-origin Origin, because any web page the person visits can
 // make their browser send requests to loopback.
 type personHandler struct {
-	l Lifecycle
+	l     Lifecycle
+	cache *previewCache
 }
 
 func newPersonHandler(l Lifecycle) http.Handler {
-	return &personHandler{l: l}
+	return &personHandler{l: l, cache: newPreviewCache(uiPreviewCacheSize)}
 }
 
 func (h *personHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
-	hdr.Set("Content-Security-Policy", "default-src 'self'")
+	hdr.Set("Content-Security-Policy", uiCSP)
 	hdr.Set("X-Frame-Options", "DENY")
 	hdr.Set("Cache-Control", "no-store")
 	hdr.Set("X-Content-Type-Options", "nosniff")
@@ -238,9 +257,22 @@ type uiState struct {
 	CSRF string `json:"csrf"`
 	// Now is the gateway's clock, so countdowns do not depend on the
 	// browser's.
-	Now           string             `json:"now"`
-	Proposals     []uiProposal       `json:"proposals"`
-	History       []uiProposal       `json:"history"`
+	Now       string       `json:"now"`
+	Proposals []uiProposal `json:"proposals"`
+	// PendingTotal is how many proposals are pending in all; Proposals
+	// holds those from PendingOffset on, at most PendingLimit, soonest
+	// expiry first, so the page can say what it does not show and page
+	// to it.
+	PendingTotal  int `json:"pendingTotal"`
+	PendingOffset int `json:"pendingOffset"`
+	PendingLimit  int `json:"pendingLimit"`
+	// RunningTotal is how many proposals are approved or executing in
+	// all; at most uiRunningLimit of them are in Proposals.
+	RunningTotal int          `json:"runningTotal"`
+	History      []uiProposal `json:"history"`
+	// HistoryTotal is how many decided proposals the journal still holds
+	// (History has the newest uiHistoryLimit).
+	HistoryTotal  int                `json:"historyTotal"`
 	RestorePoints []RestorePointView `json:"restorePoints"`
 	// RestorePointsError says why restore points could not be listed; the
 	// rest of the page still works.
@@ -291,7 +323,15 @@ func uiStamp(t time.Time) string {
 // history rows leave both out. fullPatch keeps patches whole instead of
 // cutting them to uiPatchPreviewChars bytes.
 func uiView(p journal.Proposal, withBody, fullPatch bool) uiProposal {
-	v := uiProposal{
+	v := uiMeta(p)
+	renderPreview(p, withBody, fullPatch).apply(&v)
+	return v
+}
+
+// uiMeta renders the fields of p that change over its life (status,
+// decision, result); renderPreview the ones fixed when it was stored.
+func uiMeta(p journal.Proposal) uiProposal {
+	return uiProposal{
 		PreviewID:           p.ID,
 		OperationType:       p.OperationType,
 		Status:              p.Status,
@@ -311,27 +351,108 @@ func uiView(p journal.Proposal, withBody, fullPatch bool) uiProposal {
 		Result:              uiRawObject(p.Result),
 		Confirmations:       uiRawObject(p.Confirmations),
 	}
+}
+
+// preview is the part of a card fixed once a proposal is stored (its body,
+// binding and review never change), so it is rendered once and cached.
+type preview struct {
+	summary   string
+	refs      []uiRef
+	review    *execute.Review
+	body      json.RawMessage
+	truncated bool
+}
+
+// renderPreview renders p's fixed part; withBody adds the body (patches
+// cut unless fullPatch) and the review.
+func renderPreview(p journal.Proposal, withBody, fullPatch bool) preview {
+	pv := preview{refs: []uiRef{}}
 	var rev execute.Review
 	if len(p.Review) > 0 && json.Unmarshal(p.Review, &rev) == nil {
-		v.Summary = rev.Summary
+		pv.summary = rev.Summary
 		if withBody {
-			v.Review = &rev
+			pv.review = &rev
 		}
 	}
 	var b execute.Binding
 	if len(p.Binding) > 0 && json.Unmarshal(p.Binding, &b) == nil {
 		for ref, commit := range b.Refs {
-			v.Refs = append(v.Refs, uiRef{Ref: ref, Commit: commit})
+			pv.refs = append(pv.refs, uiRef{Ref: ref, Commit: commit})
 		}
-		sort.Slice(v.Refs, func(i, j int) bool { return v.Refs[i].Ref < v.Refs[j].Ref })
+		sort.Slice(pv.refs, func(i, j int) bool { return pv.refs[i].Ref < pv.refs[j].Ref })
 	}
 	if withBody {
 		limit := uiPatchPreviewChars
 		if fullPatch {
 			limit = 0
 		}
-		v.Body, v.BodyTruncated = uiPreviewBody(p.Body, limit)
+		pv.body, pv.truncated = uiPreviewBody(p.Body, limit)
 	}
+	return pv
+}
+
+func (pv preview) apply(v *uiProposal) {
+	v.Summary, v.Refs, v.Review, v.Body, v.BodyTruncated = pv.summary, pv.refs, pv.review, pv.body, pv.truncated
+}
+
+// previewCache keeps the rendered previews of open cards, so a refresh of
+// the page (on every change) does not read and re-parse every stored body:
+// each is rendered once. Entries are keyed by previewId and creation time
+// (a pruned id could be used again) and the oldest go first when full.
+type previewCache struct {
+	mu    sync.Mutex
+	max   int
+	items map[string]preview
+	order []string
+}
+
+func newPreviewCache(max int) *previewCache {
+	return &previewCache{max: max, items: map[string]preview{}}
+}
+
+func previewKey(p journal.Proposal) string {
+	return p.ID + "@" + strconv.FormatInt(p.CreatedAt.UnixMilli(), 10)
+}
+
+func (c *previewCache) get(key string) (preview, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pv, ok := c.items[key]
+	return pv, ok
+}
+
+func (c *previewCache) put(key string, pv preview) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[key]; ok {
+		return
+	}
+	for len(c.order) >= c.max {
+		delete(c.items, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.items[key] = pv
+	c.order = append(c.order, key)
+}
+
+// openView renders an open proposal listed without its body: the fixed
+// part from the cache, read and rendered once from the whole row.
+func (h *personHandler) openView(p journal.Proposal) uiProposal {
+	v := uiMeta(p)
+	key := previewKey(p)
+	pv, ok := h.cache.get(key)
+	if !ok {
+		full, err := h.l.Get(p.ID)
+		if err != nil {
+			// Pruned or unreadable since the listing: show what the
+			// listing has, uncached.
+			renderPreview(p, false, false).apply(&v)
+			return v
+		}
+		pv = renderPreview(full, true, false)
+		h.cache.put(key, pv)
+	}
+	pv.apply(&v)
 	return v
 }
 
@@ -391,52 +512,84 @@ func uiPreviewBody(raw json.RawMessage, limit int) (json.RawMessage, bool) {
 // ---- reads ----
 
 func (h *personHandler) serveState(w http.ResponseWriter, r *http.Request) {
-	active, err := h.l.List(journal.Filter{
-		Statuses: []journal.Status{journal.Pending, journal.Approved, journal.Executing},
-		Limit:    uiActiveLimit,
-	})
+	offset := 0
+	if v := r.URL.Query().Get("pendingOffset"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "pendingOffset must be a whole number of pending proposals to skip (0 or more)")
+			return
+		}
+		offset = n
+	}
+	pendingF := journal.Filter{Statuses: []journal.Status{journal.Pending}, ByExpiry: true, Limit: uiPendingPage, WithoutBody: true}
+	pendingTotal, err := h.l.Count(pendingF)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "counting pending proposals: "+err.Error())
+		return
+	}
+	// Past the end (proposals were decided meanwhile): the last page.
+	if offset >= pendingTotal && pendingTotal > 0 {
+		offset = (pendingTotal - 1) / uiPendingPage * uiPendingPage
+	}
+	pendingF.Offset = offset
+	pending, err := h.l.List(pendingF)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "listing pending proposals: "+err.Error())
+		return
+	}
+	runningF := journal.Filter{Statuses: []journal.Status{journal.Approved, journal.Executing}, Oldest: true, Limit: uiRunningLimit, WithoutBody: true}
+	runningTotal, err := h.l.Count(runningF)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "counting open proposals: "+err.Error())
+		return
+	}
+	running, err := h.l.List(runningF)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "listing open proposals: "+err.Error())
 		return
 	}
-	done, err := h.l.List(journal.Filter{
-		Statuses: []journal.Status{journal.Completed, journal.Failed, journal.Rejected, journal.Expired, journal.Cancelled},
-		Limit:    uiHistoryLimit,
-	})
+	doneF := journal.Filter{
+		Statuses:    []journal.Status{journal.Completed, journal.Failed, journal.Rejected, journal.Expired, journal.Cancelled},
+		Limit:       uiHistoryLimit,
+		WithoutBody: true,
+	}
+	historyTotal, err := h.l.Count(doneF)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "counting decided proposals: "+err.Error())
+		return
+	}
+	done, err := h.l.List(doneF)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "listing decided proposals: "+err.Error())
 		return
 	}
-	// Pending first, the one expiring soonest on top; then what a person
-	// must reconcile; then what is approved or running.
-	rank := func(p journal.Proposal) int {
-		switch {
-		case p.Status == journal.Pending:
-			return 0
-		case p.NeedsReconciliation:
-			return 1
+	// Pending first, the one expiring soonest on top (the journal's
+	// order; a proposal expired while listing moves on); then what a
+	// person must reconcile; then what is approved or running.
+	active := make([]journal.Proposal, 0, len(pending)+len(running))
+	for _, p := range pending {
+		if p.Status == journal.Pending {
+			active = append(active, p)
 		}
-		return 2
 	}
-	sort.SliceStable(active, func(i, j int) bool {
-		ri, rj := rank(active[i]), rank(active[j])
-		if ri != rj {
-			return ri < rj
-		}
-		if ri == 0 {
-			return active[i].ExpiresAt.Before(active[j].ExpiresAt)
-		}
-		return false
+	sort.SliceStable(running, func(i, j int) bool {
+		return running[i].NeedsReconciliation && !running[j].NeedsReconciliation
 	})
+	active = append(active, running...)
 	st := uiState{
 		CSRF:          uiDerive(h.l.Secret(), "csrf"),
 		Now:           uiStamp(time.Now()),
 		Proposals:     make([]uiProposal, 0, len(active)),
+		PendingTotal:  pendingTotal,
+		PendingOffset: offset,
+		PendingLimit:  uiPendingPage,
+		RunningTotal:  runningTotal,
 		History:       make([]uiProposal, 0, len(done)),
+		HistoryTotal:  historyTotal,
 		RestorePoints: []RestorePointView{},
 	}
 	for _, p := range active {
-		st.Proposals = append(st.Proposals, uiView(p, true, false))
+		st.Proposals = append(st.Proposals, h.openView(p))
 	}
 	for _, p := range done {
 		if len(st.History) == uiHistoryLimit {

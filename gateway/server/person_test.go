@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +51,7 @@ type fakeLifecycle struct {
 	err       error // returned by Decide, Reconcile, Undo and Get
 	calls     []call
 	filters   []journal.Filter
+	gets      []string // ids passed to Get
 	changes   chan Change
 	cancelled chan struct{}
 }
@@ -101,6 +104,8 @@ func (f *fakeLifecycle) Undo(_ context.Context, repoPath, by string) (execute.Un
 	return execute.UndoResult{RepoPath: repoPath, RepoID: "repo-0123abcd", Before: "b1", After: "a1", Branch: "refs/heads/main"}, nil
 }
 
+// List selects as the journal does: statuses, then the order (proposals
+// is taken as newest first), offset and limit, and no body when asked.
 func (f *fakeLifecycle) List(fl journal.Filter) ([]journal.Proposal, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -108,15 +113,41 @@ func (f *fakeLifecycle) List(fl journal.Filter) ([]journal.Proposal, error) {
 	var out []journal.Proposal
 	for _, p := range f.proposals {
 		if len(fl.Statuses) == 0 || slices.Contains(fl.Statuses, p.Status) {
+			if fl.WithoutBody {
+				p.Body = nil
+			}
 			out = append(out, p)
 		}
 	}
+	switch {
+	case fl.ByExpiry:
+		sort.SliceStable(out, func(i, j int) bool { return out[i].ExpiresAt.Before(out[j].ExpiresAt) })
+	case fl.Oldest:
+		slices.Reverse(out)
+	}
+	out = out[min(fl.Offset, len(out)):]
+	if limit := cmp.Or(fl.Limit, 200); len(out) > limit {
+		out = out[:limit]
+	}
 	return out, nil
+}
+
+func (f *fakeLifecycle) Count(fl journal.Filter) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, p := range f.proposals {
+		if len(fl.Statuses) == 0 || slices.Contains(fl.Statuses, p.Status) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 func (f *fakeLifecycle) Get(id string) (journal.Proposal, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gets = append(f.gets, id)
 	for _, p := range f.proposals {
 		if p.ID == id {
 			return p, nil
@@ -208,7 +239,7 @@ func jsonError(t *testing.T, w *httptest.ResponseRecorder) string {
 func checkSecurityHeaders(t *testing.T, w *httptest.ResponseRecorder) {
 	t.Helper()
 	for k, want := range map[string]string{
-		"Content-Security-Policy": "default-src 'self'",
+		"Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
 		"X-Frame-Options":         "DENY",
 		"Cache-Control":           "no-store",
 	} {
@@ -512,7 +543,7 @@ func TestStateShape(t *testing.T) {
 		got = append(got, k)
 	}
 	slices.Sort(got)
-	if want := []string{"csrf", "history", "now", "proposals", "restorePoints"}; !slices.Equal(got, want) {
+	if want := []string{"csrf", "history", "historyTotal", "now", "pendingLimit", "pendingOffset", "pendingTotal", "proposals", "restorePoints", "runningTotal"}; !slices.Equal(got, want) {
 		t.Errorf("state keys %v, want %v", got, want)
 	}
 	if err := json.Unmarshal(w.Body.Bytes(), &st); err != nil {
@@ -532,8 +563,13 @@ func TestStateShape(t *testing.T) {
 	if got, want := ids(st.History), []string{"done", "no"}; !slices.Equal(got, want) {
 		t.Errorf("history %v, want %v", got, want)
 	}
-	if hist := f.filters[1]; hist.Limit != 100 || len(hist.Statuses) != 5 {
+	if hist := f.filters[2]; hist.Limit != 100 || len(hist.Statuses) != 5 {
 		t.Errorf("history filter %+v, want the 5 terminal states, limit 100", hist)
+	}
+	for _, fl := range f.filters {
+		if !fl.WithoutBody {
+			t.Errorf("the state listed proposals with their bodies: %+v", fl)
+		}
 	}
 
 	later := st.Proposals[1]
@@ -741,5 +777,127 @@ func TestPageAssets(t *testing.T) {
 	}
 	if w := (req{method: "POST", path: "/", body: "{}"}).do(t, h); w.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST /: %d", w.Code)
+	}
+}
+
+// The state pages the pending proposals instead of dropping the ones past
+// a limit, says how many there are, and renders each card's preview once:
+// a refresh reads no body again.
+func TestStatePagesPendingAndCachesPreviews(t *testing.T) {
+	f := newFake()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	const n = 120
+	for i := range n {
+		f.proposals = append(f.proposals, journal.Proposal{
+			ID: fmt.Sprintf("p%03d", i), Status: journal.Pending, OperationType: "branch", AgentID: "a", RepoPath: "/r", Reason: "r",
+			CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Duration(i) * time.Second),
+			Body: json.RawMessage(`{"operationType":"branch","name":"b` + fmt.Sprint(i) + `"}`),
+		})
+	}
+	h := newPersonHandler(f)
+	type page struct {
+		Proposals []struct {
+			PreviewID string         `json:"previewId"`
+			Body      map[string]any `json:"body"`
+		} `json:"proposals"`
+		PendingTotal  int `json:"pendingTotal"`
+		PendingOffset int `json:"pendingOffset"`
+		PendingLimit  int `json:"pendingLimit"`
+	}
+	get := func(query string) page {
+		t.Helper()
+		w := req{path: "/ui/api/state" + query}.do(t, h)
+		if w.Code != 200 {
+			t.Fatalf("state%s: %d %s", query, w.Code, w.Body)
+		}
+		var p page
+		if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		query       string
+		first, last string
+		count, off  int
+	}{
+		{"", "p000", "p049", 50, 0},
+		{"?pendingOffset=50", "p050", "p099", 50, 50},
+		{"?pendingOffset=110", "p110", "p119", 10, 110},
+		{"?pendingOffset=500", "p100", "p119", 20, 100}, // past the end: the last page
+	} {
+		p := get(tc.query)
+		if len(p.Proposals) != tc.count || p.PendingTotal != n || p.PendingOffset != tc.off || p.PendingLimit != uiPendingPage ||
+			p.Proposals[0].PreviewID != tc.first || p.Proposals[len(p.Proposals)-1].PreviewID != tc.last {
+			t.Errorf("state%s: %d cards %s…, total %d, offset %d; want %d cards %s…%s of %d from %d", tc.query, len(p.Proposals),
+				p.Proposals[0].PreviewID, p.PendingTotal, p.PendingOffset, tc.count, tc.first, tc.last, n, tc.off)
+		}
+		if p.Proposals[0].Body["name"] == nil {
+			t.Errorf("state%s: a card without its body: %+v", tc.query, p.Proposals[0])
+		}
+	}
+	if w := (req{path: "/ui/api/state?pendingOffset=-1"}).do(t, h); w.Code != 400 || !strings.Contains(jsonError(t, w), "pendingOffset") {
+		t.Errorf("negative offset: %d %s", w.Code, w.Body)
+	}
+	// Every card was rendered from its whole row once, however often the
+	// page refreshed.
+	get("")
+	get("")
+	seen := map[string]int{}
+	for _, id := range f.gets {
+		seen[id]++
+	}
+	for id, k := range seen {
+		if k != 1 {
+			t.Errorf("proposal %s was read whole %d times; its preview must be rendered once", id, k)
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("%d previews rendered, want %d", len(seen), n)
+	}
+}
+
+func TestPreviewCacheEvictsOldest(t *testing.T) {
+	c := newPreviewCache(2)
+	for _, k := range []string{"a", "b", "c"} {
+		c.put(k, preview{summary: k})
+	}
+	if _, ok := c.get("a"); ok {
+		t.Error("the oldest entry stayed past the bound")
+	}
+	for _, k := range []string{"b", "c"} {
+		if pv, ok := c.get(k); !ok || pv.summary != k {
+			t.Errorf("entry %s: %+v %v", k, pv, ok)
+		}
+	}
+}
+
+// Every element the script looks up by id is in the page, so a renamed id
+// cannot leave, say, the pager that reaches older pending proposals dead.
+func TestPageScriptFindsItsElements(t *testing.T) {
+	js, err := pageFiles.ReadFile("page/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := pageFiles.ReadFile("page/index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := regexp.MustCompile(`\$\('([a-z-]+)'\)`).FindAllStringSubmatch(string(js), -1)
+	if len(ids) == 0 {
+		t.Fatal("no $('id') lookups found in app.js")
+	}
+	for _, m := range ids {
+		if !strings.Contains(string(html), `id="`+m[1]+`"`) {
+			t.Errorf("app.js looks up #%s, which index.html lacks", m[1])
+		}
+	}
+	for _, want := range []string{"pending-pager", "pending-next", "pending-prev", "pending-shown", "running-more", "history-more"} {
+		if !strings.Contains(string(js), "'"+want+"'") {
+			t.Errorf("app.js does not use #%s", want)
+		}
+	}
+	if !strings.Contains(string(js), "pendingOffset=") {
+		t.Error("app.js never asks the state for another page of pending proposals")
 	}
 }

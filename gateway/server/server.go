@@ -45,6 +45,26 @@ const DefaultTTL = 5 * time.Minute
 // read or an idempotent replay still finds it.
 const pruneAge = time.Hour
 
+// Intake bounds (issue 22): a flood of proposals must not take the
+// person's view away or fill the disk. Agent ids are self-declared, so
+// each bound per agent has a total beside it.
+const (
+	// DefaultMaxPendingPerAgent is how many proposals one agent id may
+	// have waiting for the person.
+	DefaultMaxPendingPerAgent = 20
+	// DefaultMaxPending is how many proposals may wait in total: more
+	// than a person reviews in one sitting, and every one of them fits
+	// the approval page's first few pages.
+	DefaultMaxPending = 100
+	// DefaultMaxStoredBytesPerAgent bounds the body bytes the journal
+	// keeps for one agent id (pending or decided, until pruned an hour
+	// after they end): two of the largest proposals (MaxPreviewBody).
+	DefaultMaxStoredBytesPerAgent int64 = 64 << 20
+	// DefaultMaxStoredBytes bounds the body bytes the journal keeps in
+	// total.
+	DefaultMaxStoredBytes int64 = 256 << 20
+)
+
 // Config configures a Server.
 type Config struct {
 	// Addr is the ip:port to listen on: an IP literal in 127.0.0.0/8 or
@@ -67,6 +87,36 @@ type Config struct {
 	// Out receives the two start-up lines a person reads (the handshake
 	// address and the approval page address); nil discards them.
 	Out io.Writer
+	// MaxPendingPerAgent, MaxPending, MaxStoredBytesPerAgent and
+	// MaxStoredBytes bound what agents can make the gateway hold (see
+	// journal.Quota); 0 means the Default… value.
+	MaxPendingPerAgent     int
+	MaxPending             int
+	MaxStoredBytesPerAgent int64
+	MaxStoredBytes         int64
+}
+
+// quota is cfg's intake bounds with the defaults filled in.
+func (cfg Config) quota() journal.Quota {
+	q := journal.Quota{
+		PendingPerAgent: cfg.MaxPendingPerAgent,
+		PendingTotal:    cfg.MaxPending,
+		BytesPerAgent:   cfg.MaxStoredBytesPerAgent,
+		BytesTotal:      cfg.MaxStoredBytes,
+	}
+	if q.PendingPerAgent <= 0 {
+		q.PendingPerAgent = DefaultMaxPendingPerAgent
+	}
+	if q.PendingTotal <= 0 {
+		q.PendingTotal = DefaultMaxPending
+	}
+	if q.BytesPerAgent <= 0 {
+		q.BytesPerAgent = DefaultMaxStoredBytesPerAgent
+	}
+	if q.BytesTotal <= 0 {
+		q.BytesTotal = DefaultMaxStoredBytes
+	}
+	return q
 }
 
 // Server is a running approval gateway.
@@ -151,6 +201,7 @@ func New(cfg Config) (*Server, error) {
 		return fail(fmt.Errorf("open the gateway journal: %w", err))
 	}
 	s.journal = j
+	j.SetQuota(cfg.quota())
 	s.exec = execute.New(execute.Options{RunDir: cfg.RunDir, Now: s.now})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

@@ -4,7 +4,7 @@
 'use strict';
 
 (function () {
-  var state = { csrf: '', skew: 0, es: null, retry: 0, refreshing: false, again: false, signedOut: false };
+  var state = { csrf: '', skew: 0, es: null, retry: 0, refreshing: false, again: false, signedOut: false, pendingOffset: 0 };
   var cardNodes = new Map(); // previewId → {node, version}
 
   // ---- small DOM helpers ----
@@ -94,7 +94,9 @@
   function refresh() {
     if (state.refreshing) { state.again = true; return; }
     state.refreshing = true;
-    fetch('/ui/api/state', { credentials: 'same-origin', cache: 'no-store' })
+    var asked = state.pendingOffset;
+    var url = '/ui/api/state' + (asked > 0 ? '?pendingOffset=' + asked : '');
+    fetch(url, { credentials: 'same-origin', cache: 'no-store' })
       .then(function (res) {
         if (res.status === 403) { showSignin('none'); return null; }
         return res.json().then(function (body) {
@@ -104,7 +106,7 @@
       })
       .then(function (st) {
         if (!st) return;
-        render(st);
+        render(st, asked);
       })
       .catch(function (err) { showAlert('Could not load the proposals: ' + err.message); })
       .then(function () {
@@ -141,8 +143,9 @@
 
   // ---- rendering ----
 
-  function render(st) {
+  function render(st, asked) {
     state.csrf = st.csrf;
+    state.pendingLimit = st.pendingLimit;
     if (st.now) state.skew = Date.parse(st.now) - Date.now();
     $('signin').hidden = true;
     $('app').hidden = false;
@@ -161,12 +164,51 @@
       $(g + '-count').textContent = String(list.length);
       if (g !== 'pending') $(g).hidden = list.length === 0;
     });
-    $('pending-empty').hidden = groups.pending.length > 0;
+    var pendingTotal = typeof st.pendingTotal === 'number' ? st.pendingTotal : groups.pending.length;
+    $('pending-count').textContent = String(pendingTotal);
+    $('pending-empty').hidden = pendingTotal > 0;
+    renderPager(st, groups.pending.length, pendingTotal, asked);
+    var runningShown = groups.reconcile.length + groups.running.length;
+    moreNote('running-more', st.runningTotal > runningShown,
+      'Showing ' + runningShown + ' of ' + st.runningTotal + ' approved or running proposals; they run one at a time. ' +
+      '`fluxgit gateway list --status approved,executing` lists them all.');
+    moreNote('history-more', st.historyTotal > (st.history || []).length,
+      'The ' + (st.history || []).length + ' most recent of ' + st.historyTotal + ' decided proposals. ' +
+      '`fluxgit gateway list` lists them all.');
     Array.from(cardNodes.keys()).forEach(function (id) { if (!seen.has(id)) cardNodes.delete(id); });
 
     renderRestore(st.restorePoints || [], st.restorePointsError);
     renderHistory(st.history || []);
     tick();
+  }
+
+  // renderPager says which pending proposals this page shows when it does
+  // not show them all, and offers the pages before and after: nothing that
+  // waits for the person is ever silently left out.
+  function renderPager(st, shown, total, asked) {
+    var offset = st.pendingOffset || 0;
+    var limit = st.pendingLimit || shown;
+    // The gateway moves the offset back when it is past the end (proposals
+    // were decided meanwhile); a click made while this state was on its way
+    // wins.
+    if (state.pendingOffset === asked) state.pendingOffset = offset;
+    var pager = $('pending-pager');
+    pager.hidden = offset === 0 && shown >= total;
+    if (pager.hidden) return;
+    var from = shown ? offset + 1 : 0;
+    var rest = total - shown;
+    $('pending-shown').textContent = 'Showing ' + from + '–' + (offset + shown) + ' of ' + total +
+      ' waiting, the ones expiring soonest first; ' + rest + (rest === 1 ? ' more is' : ' more are') + ' on other pages.';
+    $('pending-prev').hidden = offset === 0;
+    $('pending-next').hidden = offset + shown >= total;
+    $('pending-next').textContent = 'Show the next ' + Math.min(limit, total - offset - shown);
+    $('pending-prev').textContent = 'Show the previous ' + Math.min(limit, offset);
+  }
+
+  function moreNote(id, show, text) {
+    var n = $(id);
+    n.hidden = !show;
+    if (show) n.textContent = text;
   }
 
   // placeChildren makes container hold exactly nodes, touching the DOM only
@@ -589,6 +631,14 @@
 
   function start() {
     $('address').textContent = location.host;
+    $('pending-next').addEventListener('click', function () {
+      state.pendingOffset += Number(state.pendingLimit) || 50;
+      refresh();
+    });
+    $('pending-prev').addEventListener('click', function () {
+      state.pendingOffset = Math.max(0, state.pendingOffset - (Number(state.pendingLimit) || 50));
+      refresh();
+    });
     var session = document.body.getAttribute('data-session');
     if (session === 'none' || session === 'stale') { showSignin(session); return; }
     setInterval(tick, 1000);
