@@ -33,7 +33,7 @@ func TestWriterPinsRepositoryPrograms(t *testing.T) {
 			attrs: "*.txt filter=evil\n", args: []string{"add", "-A"}, personRan: true},
 		{name: "merge driver", local: map[string]string{"merge.evil.driver": "sh -c 'touch REPO'"},
 			attrs: "*.txt merge=evil\n", args: []string{"status"}, wantErr: ErrRepoProgram},
-		{name: "signing program", local: map[string]string{"gpg.program": "sh -c 'touch REPO; exit 1'", "commit.gpgSign": "true"},
+		{name: "signing program", local: map[string]string{"gpg.program": "SCRIPT", "commit.gpgSign": "true"},
 			args: []string{"commit", "-q", "--allow-empty", "-m", "signed"}},
 	}
 	for _, tt := range tests {
@@ -43,8 +43,13 @@ func TestWriterPinsRepositoryPrograms(t *testing.T) {
 			repo := newRepo(t)
 			global := "[user]\n\tname = U\n\temail = u@example.com\n" + tt.global
 			withHome(t, strings.ReplaceAll(global, "MARK", personMark))
+			// SCRIPT is a program (gpg.program is run without a shell).
+			script := filepath.Join(dir, "repo-program")
+			if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch '"+repoMark+"'\nexit 1\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			for k, v := range tt.local {
-				gitT(t, repo, "config", k, strings.ReplaceAll(v, "REPO", repoMark))
+				gitT(t, repo, "config", k, strings.ReplaceAll(strings.ReplaceAll(v, "REPO", repoMark), "SCRIPT", script))
 			}
 			if tt.attrs != "" {
 				writeFile(t, filepath.Join(repo, ".gitattributes"), tt.attrs)
