@@ -640,7 +640,11 @@ func (x *execution) push(ctx context.Context, r *request) result {
 	if !ok {
 		return failed("branch %q is not a local branch (HEAD detached?)", br)
 	}
-	args := []string{"push", "--porcelain", "--no-verify"}
+	// --receive-pack outranks remote.<name>.receivepack, which the
+	// repository's configuration may set to any program (for a remote on
+	// this machine git runs it here, through the shell); the first value
+	// of that key wins, so a -c override could not pin it.
+	args := []string{"push", "--porcelain", "--no-verify", "--receive-pack=git-receive-pack"}
 	if r.SetUpstream {
 		args = append(args, "--set-upstream")
 	}
