@@ -200,3 +200,64 @@ func TestBindingMoves(t *testing.T) {
 		t.Errorf("detached commit: %q %v", bd.Moves, err)
 	}
 }
+
+// "Merged" for branchDelete means merged into HEAD's branch (detached or
+// unborn HEAD: the default branch), never into the branch's own upstream:
+// a branch that was only pushed is kept.
+func TestBranchDeleteMergedMeansBase(t *testing.T) {
+	tests := []struct {
+		name     string
+		detach   bool
+		branches []string
+		deleted  map[string]bool
+		reason   map[string]string
+	}{
+		{name: "on main", branches: []string{"pushed", "merged"},
+			deleted: map[string]bool{"merged": true},
+			reason:  map[string]string{"pushed": "not in main (HEAD's branch)", "merged": "fully merged into main (HEAD's branch)"}},
+		{name: "detached HEAD compares with the default branch", detach: true, branches: []string{"pushed", "merged", "main"},
+			deleted: map[string]bool{"merged": true},
+			reason:  map[string]string{"pushed": "not in main (the default branch)", "main": "the base branch"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := New(Options{RunDir: isolate(t)})
+			repo := newRepo(t)
+			bare := tmp(t)
+			git(t, bare, "init", "-q", "--bare")
+			git(t, repo, "remote", "add", "origin", bare)
+			git(t, repo, "branch", "merged")
+			git(t, repo, "checkout", "-q", "-b", "pushed")
+			commit(t, repo, "p.txt", "p\n", "pushed, never merged")
+			git(t, repo, "push", "-q", "-u", "origin", "pushed")
+			git(t, repo, "checkout", "-q", "main")
+			if tt.detach {
+				git(t, repo, "checkout", "-q", "--detach", "HEAD")
+			}
+			b := body(repo, map[string]any{"targets": []map[string]any{{"repoPath": repo, "branches": tt.branches}}})
+			bd, err := e.Bind(context.Background(), "branchDelete", b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rv, err := e.Review(context.Background(), "branchDelete", b, bd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range rv.Verdicts {
+				if v.Delete != tt.deleted[v.Branch] {
+					t.Errorf("%s: delete=%v (%s)", v.Branch, v.Delete, v.Reason)
+				}
+				if want := tt.reason[v.Branch]; want != "" && !strings.Contains(v.Reason, want) {
+					t.Errorf("%s: reason %q, want it to say %q", v.Branch, v.Reason, want)
+				}
+				if strings.Contains(v.Reason, "upstream "+"refs/") {
+					t.Errorf("%s: the upstream is offered as merged: %q", v.Branch, v.Reason)
+				}
+			}
+			e.Execute(context.Background(), Job{ID: "b", OperationType: "branchDelete", Body: b, Binding: bd})
+			if _, err := gitErr(repo, "rev-parse", "--verify", "--quiet", "refs/heads/pushed"); err != nil {
+				t.Fatal("the only-pushed branch was deleted")
+			}
+		})
+	}
+}
