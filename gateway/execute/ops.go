@@ -666,7 +666,9 @@ func (x *execution) push(ctx context.Context, r *request) result {
 	// repository's configuration may set to any program (for a remote on
 	// this machine git runs it here, through the shell); the first value
 	// of that key wins, so a -c override could not pin it.
-	args := []string{"push", "--porcelain", "--no-verify", "--receive-pack=git-receive-pack"}
+	// --no-recurse-submodules: on-demand would push from inside each
+	// submodule, with that submodule's configuration.
+	args := []string{"push", "--porcelain", "--no-verify", "--receive-pack=git-receive-pack", "--no-recurse-submodules"}
 	if r.SetUpstream {
 		args = append(args, "--set-upstream")
 	}

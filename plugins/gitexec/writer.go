@@ -78,6 +78,11 @@ var writeFlags = []string{
 	"-c", "gc.auto=0",
 	"-c", "maintenance.auto=false",
 	"-c", "advice.detachedHead=false",
+	// A command that recursed into a submodule would run git there with
+	// the submodule's own configuration, which the pin scan of this
+	// repository never read; submodules are changed only by the
+	// submodulePointer operation, which runs git in the submodule itself.
+	"-c", "submodule.recurse=false",
 }
 
 // writeFixedEnv is appended to the write environment. Unlike fixedEnv it
