@@ -60,10 +60,12 @@ func pinArgs(entries []scopedEntry) ([][2]string, error) {
 		section, rest, _ := strings.Cut(k, ".")
 		// Subsection names keep their case: take them from the raw key.
 		isHelper := section == "credential" && strings.HasSuffix(k, ".helper")
-		isDriver := false
+		// core.gitProxy: the first matching value wins, so no override
+		// can outrank the repository's; it is refused like a driver.
+		isDriver := k == "core.gitproxy"
 		if dot := strings.LastIndexByte(rest, '.'); dot > 0 {
 			leaf := rest[dot+1:]
-			isDriver = section == "filter" && (leaf == "clean" || leaf == "smudge" || leaf == "process") ||
+			isDriver = isDriver || section == "filter" && (leaf == "clean" || leaf == "smudge" || leaf == "process") ||
 				section == "merge" && leaf == "driver"
 		}
 		switch {
@@ -113,8 +115,8 @@ func pinArgs(entries []scopedEntry) ([][2]string, error) {
 	}
 	if len(refuse) > 0 {
 		return nil, fmt.Errorf("%w: %s (set in the repository's own .git/config, not in your global or system configuration); "+
-			"fluxgit never runs a program that only the repository's configuration names, and switching the driver off could write "+
-			"different content (an encryption filter would commit plaintext); run this operation yourself with git, or define the driver in your global configuration",
+			"fluxgit never runs a program that only the repository's configuration names, and it cannot switch this one off without changing "+
+			"what git writes (an encryption filter switched off would commit plaintext); run this operation yourself with git, or define the key in your global configuration (git config --global)",
 			ErrRepoProgram, strings.Join(refuse, ", "))
 	}
 	return out, nil

@@ -33,6 +33,8 @@ func TestWriterPinsRepositoryPrograms(t *testing.T) {
 			attrs: "*.txt filter=evil\n", args: []string{"add", "-A"}, personRan: true},
 		{name: "merge driver", local: map[string]string{"merge.evil.driver": "sh -c 'touch REPO'"},
 			attrs: "*.txt merge=evil\n", args: []string{"status"}, wantErr: ErrRepoProgram},
+		{name: "core.gitProxy", local: map[string]string{"core.gitProxy": "SCRIPT"},
+			args: []string{"push", "-q", "git://127.0.0.1:1/x", "HEAD:refs/heads/x"}, wantErr: ErrRepoProgram},
 		{name: "signing program", local: map[string]string{"gpg.program": "SCRIPT", "commit.gpgSign": "true"},
 			args: []string{"commit", "-q", "--allow-empty", "-m", "signed"}},
 	}
