@@ -143,7 +143,7 @@ var pinScanArgs = []string{"config", "--list", "--show-scope", "-z", "--includes
 var pinFreeSubcommands = map[string]bool{
 	"rev-parse": true, "symbolic-ref": true, "for-each-ref": true, "show-ref": true,
 	"config": true, "merge-base": true, "rev-list": true, "ls-tree": true, "remote": true,
-	"update-ref": true, "write-tree": true, "cat-file": true, "hash-object": true,
+	"update-ref": true, "write-tree": true,
 }
 
 // pins runs the configuration scan for repo and returns its overrides.
