@@ -261,3 +261,21 @@ func TestBranchDeleteMergedMeansBase(t *testing.T) {
 		})
 	}
 }
+
+// The first commit of a repository (HEAD unborn) binds and commits its
+// tree too, with paths and with stageAll.
+func TestCommitBindsContentUnborn(t *testing.T) {
+	for _, fields := range []map[string]any{{"paths": []string{"x.txt"}}, {"stageAll": true}} {
+		e := New(Options{RunDir: isolate(t)})
+		repo := tmp(t)
+		git(t, repo, "init", "-q", "-b", "main")
+		git(t, repo, "config", "user.name", "Repo User")
+		git(t, repo, "config", "user.email", "repo@example.com")
+		write(t, repo, "x.txt", "x\n")
+		fields["message"] = "first"
+		bd, res := bindAndChange(t, e, "commit", body(repo, fields), nil)
+		if res["status"] != "completed" || git(t, repo, "rev-parse", "HEAD^{tree}") != bd.CommitTree || git(t, repo, "status", "--porcelain") != "" {
+			t.Fatalf("%v: %v, status %q", fields, res, git(t, repo, "status", "--porcelain"))
+		}
+	}
+}
