@@ -3,12 +3,14 @@ package execute
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/fluxgit/fluxgit/gateway/policy"
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
 )
 
 // resolveRepo maps a path to its canonical work-tree top and common git
@@ -198,6 +200,9 @@ func (e *Executor) Bind(ctx context.Context, op string, body json.RawMessage) (B
 		err = e.bindTargets(ctx, &b, req)
 	case "submodulePointer":
 		err = e.bindSubmodule(ctx, &b, req)
+	}
+	if errors.Is(err, gitexec.ErrRepoProgram) {
+		return Binding{}, bindErr("%s", details(err))
 	}
 	if err != nil {
 		return Binding{}, err

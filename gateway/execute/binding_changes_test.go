@@ -3,6 +3,7 @@ package execute
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -277,5 +278,27 @@ func TestCommitBindsContentUnborn(t *testing.T) {
 		if res["status"] != "completed" || git(t, repo, "rev-parse", "HEAD^{tree}") != bd.CommitTree || git(t, repo, "status", "--porcelain") != "" {
 			t.Fatalf("%v: %v, status %q", fields, res, git(t, repo, "status", "--porcelain"))
 		}
+	}
+}
+
+// A filter only the repository's configuration defines is never run: the
+// commit proposal is refused with a reason naming the key, and nothing ran.
+func TestCommitRefusesRepositoryOnlyFilter(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("shell filter: Unix")
+	}
+	e := New(Options{RunDir: isolate(t)})
+	repo := newRepo(t)
+	marker := filepath.Join(tmp(t), "filter-ran")
+	git(t, repo, "config", "filter.evil.clean", "sh -c 'touch "+marker+"; cat'")
+	write(t, repo, ".gitattributes", "*.txt filter=evil\n")
+	write(t, repo, "x.txt", "x\n")
+	_, err := e.Bind(context.Background(), "commit", body(repo, map[string]any{"message": "m", "paths": []string{"x.txt"}}))
+	var be *BindError
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "filter.evil.clean") || !strings.Contains(err.Error(), "global configuration") {
+		t.Fatalf("want a refusal naming the key and the fix, got %v", err)
+	}
+	if _, statErr := os.Stat(marker); statErr == nil {
+		t.Fatal("the repository's filter ran")
 	}
 }

@@ -47,6 +47,10 @@ func (e *Executor) buildIndex(ctx context.Context, b Binding, r *request) (*stag
 	}
 	fail := func(err error) (*stagedIndex, error) {
 		s.Close()
+		if errors.Is(err, gitexec.ErrRepoProgram) {
+			// What the agent (and the person) must know: which key, and how to fix it.
+			return nil, bindErr("%s", details(err))
+		}
 		return nil, err
 	}
 	paths := r.paths()
@@ -56,9 +60,12 @@ func (e *Executor) buildIndex(ctx context.Context, b Binding, r *request) (*stag
 			base = []string{"read-tree", b.Head}
 		}
 		if _, err := run(base...); err != nil {
-			return fail(fmt.Errorf("private index: %s", details(err)))
+			return fail(fmt.Errorf("private index: %w", err))
 		}
 		if _, err := run(append([]string{"add", "-A", "--"}, paths...)...); err != nil {
+			if errors.Is(err, gitexec.ErrRepoProgram) {
+				return fail(err)
+			}
 			return fail(bindErr("git cannot stage the paths %s: %s", strings.Join(limit(paths, 10), ", "), details(err)))
 		}
 	} else {
@@ -70,7 +77,9 @@ func (e *Executor) buildIndex(ctx context.Context, b Binding, r *request) (*stag
 			return fail(fmt.Errorf("copy the index: %w", err))
 		}
 		if r.Paths == nil && r.StageAll {
-			if _, err := run("add", "-A"); err != nil {
+			if _, err := run("add", "-A"); err != nil && errors.Is(err, gitexec.ErrRepoProgram) {
+				return fail(err)
+			} else if err != nil {
 				return fail(bindErr("git cannot stage every change (git add -A): %s", details(err)))
 			}
 		}
