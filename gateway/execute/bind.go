@@ -3,10 +3,14 @@ package execute
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/gateway/policy"
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
 )
 
 // resolveRepo maps a path to its canonical work-tree top and common git
@@ -166,18 +170,14 @@ func (e *Executor) Bind(ctx context.Context, op string, body json.RawMessage) (B
 		if !ok {
 			return Binding{}, bindErr("branch %q is not a valid local branch name", req.Branch)
 		}
-		if err = optional(full); err == nil && req.Path != "" {
-			if !filepath.IsAbs(req.Path) {
-				return Binding{}, bindErr("path %q must be absolute", req.Path)
-			}
-			if _, statErr := os.Lstat(req.Path); statErr == nil {
-				return Binding{}, bindErr("path %s already exists; give a path where the new worktree can be created", req.Path)
-			}
+		if err = optional(full); err == nil {
+			b.WorktreePath, err = worktreeDestination(b.RepoPath, full, req.Path)
 		}
 	case "commit":
 		if strings.TrimSpace(req.Message) == "" {
 			return Binding{}, bindErr("message must not be blank")
 		}
+		b.CommitTree, err = e.commitTree(ctx, b, req)
 	case "push":
 		err = e.bindPush(ctx, &b, req)
 	case "branch":
@@ -201,10 +201,33 @@ func (e *Executor) Bind(ctx context.Context, op string, body json.RawMessage) (B
 	case "submodulePointer":
 		err = e.bindSubmodule(ctx, &b, req)
 	}
+	if errors.Is(err, gitexec.ErrRepoProgram) {
+		return Binding{}, bindErr("%s", details(err))
+	}
 	if err != nil {
 		return Binding{}, err
 	}
+	b.Moves = moves(op, req, b)
 	return b, nil
+}
+
+// worktreeDestination is where a worktree for the branch full goes: path,
+// or by default <parent>/<repo name>.worktrees/<branch, '/' as '-'>, made
+// canonical (policy.Canonical: symbolic links resolved as far as the path
+// exists). It must not exist yet.
+func worktreeDestination(repo, full, path string) (string, error) {
+	if path == "" {
+		path = filepath.Join(filepath.Dir(repo), filepath.Base(repo)+".worktrees", strings.ReplaceAll(shortBranch(full), "/", "-"))
+	} else if !filepath.IsAbs(path) {
+		return "", bindErr("path %q must be absolute", path)
+	}
+	canon := policy.Canonical(path)
+	for _, p := range []string{path, canon} {
+		if _, err := os.Lstat(p); err == nil {
+			return "", bindErr("path %s already exists; give a path where the new worktree can be created", p)
+		}
+	}
+	return canon, nil
 }
 
 func (e *Executor) bindPush(ctx context.Context, b *Binding, req *request) error {

@@ -6,12 +6,45 @@ import (
 	"strings"
 )
 
+// mergeBase is what "merged" means for branchDelete: the branch the person
+// works on, never a branch's own upstream (a branch that was only pushed
+// is in its upstream, and deleting it loses the only local line of work
+// nobody merged). It is HEAD's branch; with a detached or unborn HEAD the
+// default branch: the one origin/HEAD points to, else main, else master.
+type mergeBase struct {
+	Ref   string // full ref compared with ("" when none)
+	Label string // how the card names it, e.g. "main (HEAD's branch)"
+	Oid   string
+}
+
+// baseFor finds repo's merge base for branchDelete verdicts.
+func (e *Executor) baseFor(ctx context.Context, repo string) (mergeBase, error) {
+	head, branch, err := e.headState(ctx, repo)
+	if err != nil {
+		return mergeBase{}, err
+	}
+	if branch != "" && head != "" {
+		return mergeBase{Ref: branch, Label: shortBranch(branch) + " (HEAD's branch)", Oid: head}, nil
+	}
+	if target, err := e.run(ctx, repo, "symbolic-ref", "-q", "refs/remotes/origin/HEAD"); err == nil && target != "" {
+		if oid, _ := e.resolve(ctx, repo, target); oid != "" {
+			return mergeBase{Ref: target, Label: strings.TrimPrefix(target, "refs/remotes/") + " (origin/HEAD, the default branch)", Oid: oid}, nil
+		}
+	}
+	for _, name := range []string{"main", "master"} {
+		if oid, _ := e.resolve(ctx, repo, "refs/heads/"+name); oid != "" {
+			return mergeBase{Ref: "refs/heads/" + name, Label: name + " (the default branch)", Oid: oid}, nil
+		}
+	}
+	return mergeBase{}, nil
+}
+
 // verdict decides whether branch may be deleted from repo. recorded is the
 // tip at proposal time ("" when the branch did not exist then). A branch
 // is kept when it does not exist, its tip moved since the proposal, it is
-// checked out in any worktree, or it has commits that are neither in HEAD
-// nor in the branch's own upstream.
-func (e *Executor) verdict(ctx context.Context, repo, branch, recorded string, checkedOut map[string]string) BranchVerdict {
+// checked out in any worktree, it is the base itself, or it has commits
+// that are not in the base (see mergeBase; its own upstream never counts).
+func (e *Executor) verdict(ctx context.Context, repo, branch, recorded string, checkedOut map[string]string, base mergeBase) BranchVerdict {
 	v := BranchVerdict{RepoPath: repo, Branch: branch}
 	full := "refs/heads/" + branch
 	tip, err := e.resolve(ctx, repo, full)
@@ -36,34 +69,25 @@ func (e *Executor) verdict(ctx context.Context, repo, branch, recorded string, c
 		v.Reason = "it is checked out in the worktree " + wt
 		return v
 	}
-	heads := []string{}
-	if h, _ := e.resolve(ctx, repo, "HEAD"); h != "" {
-		heads = append(heads, h)
-	}
-	upstream, _ := e.run(ctx, repo, "for-each-ref", "--format=%(upstream)", full)
-	if upstream != "" {
-		if u, _ := e.resolve(ctx, repo, upstream); u != "" {
-			heads = append(heads, u)
-		}
-	}
-	if len(heads) == 0 {
-		v.Reason = "HEAD is unborn and the branch has no upstream to compare with"
+	if base.Ref == "" {
+		v.Reason = "there is no branch to compare it with (HEAD is detached or unborn, and neither origin/HEAD, main nor master exists)"
 		return v
 	}
-	n, err := e.run(ctx, repo, append([]string{"rev-list", "--count", tip, "--not"}, heads...)...)
+	if base.Ref == full {
+		v.Reason = "it is the base branch the others are compared with, " + base.Label
+		return v
+	}
+	n, err := e.run(ctx, repo, "rev-list", "--count", tip, "--not", base.Oid)
 	if err != nil {
-		v.Reason = "cannot compare the branch with HEAD: " + details(err)
+		v.Reason = "cannot compare the branch with " + base.Label + ": " + details(err)
 		return v
 	}
 	if n != "0" {
-		v.Reason = fmt.Sprintf("it has %s commit(s) that are neither in HEAD nor in its upstream", n)
+		v.Reason = fmt.Sprintf("it has %s commit(s) that are not in %s (being pushed to its upstream does not count as merged)", n, base.Label)
 		return v
 	}
 	v.Delete = true
-	v.Reason = "fully merged into HEAD"
-	if upstream != "" {
-		v.Reason = "fully merged into HEAD or its upstream " + upstream
-	}
+	v.Reason = "fully merged into " + base.Label
 	return v
 }
 
@@ -99,16 +123,21 @@ func (e *Executor) verdicts(ctx context.Context, req *request, b Binding) ([]Bra
 		if err != nil {
 			return nil, err
 		}
+		base, err := e.baseFor(ctx, tb.RepoPath)
+		if err != nil {
+			return nil, err
+		}
 		for _, br := range t.Branches {
-			out = append(out, e.verdict(ctx, tb.RepoPath, br, tb.Refs["refs/heads/"+br], wts))
+			out = append(out, e.verdict(ctx, tb.RepoPath, br, tb.Refs["refs/heads/"+br], wts, base))
 		}
 	}
 	return out, nil
 }
 
 // branchDelete deletes the target branches whose verdict allows it, with
-// `git branch -D` (the merge check is the verdict's, which also accepts the
-// branch's upstream, where `branch -d` would look at HEAD only). Each
+// `git branch -D` (the merge check is the verdict's, against the base
+// mergeBase names, where `branch -d` would also accept the branch's own
+// upstream). Each
 // deleted tip is reported as tipOid and restoreOid, so the branch can be
 // recreated; fleetBatchId is the proposal id. Remote branches are never
 // touched.

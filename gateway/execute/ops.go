@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
 )
 
 // step runs one of the five operations a plan may contain. inPlan: the
@@ -525,23 +527,31 @@ func (x *execution) plan(ctx context.Context, r *request) result {
 }
 
 // worktree adds a linked worktree for branch, creating the branch at HEAD
-// when it does not exist. Without a path the worktree goes to
-// <parent>/<repo name>.worktrees/<branch, '/' as '-'>. Hooks do not run.
+// when it does not exist, at the destination bound at proposal time
+// (Binding.WorktreePath; by default <parent>/<repo name>.worktrees/<branch,
+// '/' as '-'>). The destination is resolved again first: when a directory
+// on the way was replaced (by a symbolic link to somewhere else, say) it
+// now resolves elsewhere than the policy checked and the person saw, and
+// nothing is created. git gets the canonical path, and the created
+// worktree is checked once more and removed if it still ended up
+// elsewhere. Hooks do not run.
 func (x *execution) worktree(ctx context.Context, r *request) result {
 	e, repo := x.e, x.repo
 	full, ok := localBranch(r.Branch)
 	if !ok {
 		return failed("branch %q is not a valid branch name", r.Branch)
 	}
-	path := r.Path
-	if path == "" {
-		path = filepath.Join(filepath.Dir(repo), filepath.Base(repo)+".worktrees", strings.ReplaceAll(shortBranch(full), "/", "-"))
+	bound := x.job.Binding.WorktreePath
+	if bound == "" {
+		return failed("worktree not created: the proposal records no destination (it was made by an older gateway); propose it again")
 	}
-	if !filepath.IsAbs(path) {
-		return failed("path %q must be absolute", path)
+	path, err := worktreeDestination(repo, full, r.Path)
+	if err != nil {
+		return failed("worktree not created, nothing changed: %v", err)
 	}
-	if _, err := os.Lstat(path); err == nil {
-		return failed("path %s already exists; nothing was created", path)
+	if path != bound {
+		return failed("worktree not created, nothing changed: its destination now resolves to %s, not to %s checked and shown at proposal time "+
+			"(a directory on the way was replaced or became a symbolic link); propose it again", path, bound)
 	}
 	exists, err := e.resolve(ctx, repo, full)
 	if err != nil {
@@ -549,73 +559,85 @@ func (x *execution) worktree(ctx context.Context, r *request) result {
 	}
 	args := []string{"worktree", "add", "-q"}
 	if exists == "" {
-		args = append(args, "-b", shortBranch(full), "--end-of-options", path)
+		args = append(args, "-b", shortBranch(full), "--end-of-options", bound)
 	} else {
-		args = append(args, "--end-of-options", path, shortBranch(full))
+		args = append(args, "--end-of-options", bound, shortBranch(full))
 	}
 	if _, err := e.run(ctx, repo, args...); err != nil {
 		return failed("git worktree add failed, nothing was created: %s", details(err))
 	}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
+	if real, err := filepath.EvalSymlinks(bound); err != nil || real != bound {
+		_, _ = e.run(ctx, repo, "worktree", "remove", "--force", "--end-of-options", bound)
+		if exists == "" {
+			_, _ = e.run(ctx, repo, "branch", "-D", "--end-of-options", shortBranch(full))
+		}
+		return failed("the worktree was removed again: while it was created its destination changed to %s, not %s checked at proposal time", real, bound)
 	}
-	msg := "created the worktree " + path + " on " + shortBranch(full)
+	msg := "created the worktree " + bound + " on " + shortBranch(full)
 	if exists == "" {
 		msg += " (new branch at HEAD)"
 	}
-	return result{"status": "completed", "message": msg, "worktreePath": path, "branch": shortBranch(full)}
+	return result{"status": "completed", "message": msg, "worktreePath": bound, "branch": shortBranch(full)}
 }
 
-// commit stages and commits through the user's normal pipeline: their
-// hooks and signing configuration apply; --amend is never used. With paths
-// only those paths are staged and committed (other staged changes stay
-// staged); with stageAll (only when paths is absent) every change is;
-// otherwise, and for an empty paths list, the index as it is. A
-// failed commit (a hook said no) puts the index back as it was.
+// commit commits through the user's normal pipeline: their hooks and
+// signing configuration apply; --amend is never used. What is committed is
+// the tree bound at proposal time (Binding.CommitTree, shown on the card):
+// with paths, HEAD plus those paths as the work tree has them (other
+// staged changes stay staged); with stageAll (only when paths is absent)
+// every change; otherwise, and for an empty paths list, the index as it
+// is. The tree is rebuilt in a private index, and when it differs from the
+// bound one (a file changed after the card was shown) nothing is
+// committed. git then commits that private index, as git itself does for
+// `commit --only` and `commit -a` (the hooks see it through
+// GIT_INDEX_FILE), so a file changed while the commit runs cannot slip in;
+// the person's index is brought up to date afterwards.
 func (x *execution) commit(ctx context.Context, r *request) result {
 	e, repo := x.e, x.repo
+	bound := x.job.Binding.CommitTree
+	if bound == "" {
+		return failed("not committed: the proposal records no tree to commit (it was made by an older gateway); propose the commit again")
+	}
 	head, branch, err := e.headState(ctx, repo)
 	if err != nil {
 		return failed("commit not started: %v", err)
 	}
-	index, err := e.run(ctx, repo, "write-tree")
+	idx, err := e.buildIndex(ctx, x.job.Binding, r)
 	if err != nil {
-		return failed("commit not started: the index cannot be written as a tree (unresolved conflicts?): %s", details(err))
+		return failed("commit not started, nothing changed: %v", err)
+	}
+	defer idx.Close()
+	if idx.tree != bound {
+		diff, _ := e.run(ctx, repo, "diff-tree", "-r", "--no-renames", "--name-only", "-z", bound, idx.tree)
+		changed := strings.Split(strings.TrimRight(diff, "\x00"), "\x00")
+		return failed("not committed, nothing changed: the content to commit changed since the proposal was shown "+
+			"(tree %s, the card showed %s; changed: %s); propose the commit again so the person sees what is committed",
+			idx.tree, bound, strings.Join(limit(changed, 10), ", "))
 	}
 	cp, err := e.begin(repo, record{Operation: "commit", BeforeCommit: strp(head), BranchRef: strp(branch), BeforeRef: strp(branch), AfterRef: strp(branch)})
 	if err != nil {
 		return failed("commit not started: %v", err)
 	}
-	undo := func(what string, err error) result {
-		_, _ = e.run(ctx, repo, "read-tree", index)
+	hooked := &gitexec.Writer{Hooks: true, IndexFile: idx.file}
+	if _, err := hooked.Run(ctx, repo, "commit", "-q", "-m", r.Message); err != nil {
 		cp.abandon()
-		return failed("%s failed; the index was put back and nothing was committed: %s", what, details(err))
-	}
-	args := []string{"commit", "-q", "-m", r.Message}
-	paths := r.paths()
-	switch {
-	case r.Paths != nil && len(paths) == 0:
-		// paths given but empty: stageAll is ignored whenever paths is
-		// given, so the index is committed as it is.
-	case len(paths) > 0:
-		if _, err := e.run(ctx, repo, append([]string{"add", "-A", "--"}, paths...)...); err != nil {
-			return undo("git add", err)
-		}
-		args = append(args, "--only", "--")
-		args = append(args, paths...)
-	case r.StageAll:
-		if _, err := e.run(ctx, repo, "add", "-A"); err != nil {
-			return undo("git add -A", err)
-		}
-	}
-	if _, err := e.hooked.Run(ctx, repo, args...); err != nil {
-		return undo("git commit", err)
+		return failed("git commit failed; nothing was committed and the index is as it was: %s", details(err))
 	}
 	after, _ := e.resolve(ctx, repo, "HEAD")
+	// The person's index now follows the commit: the committed paths (or,
+	// when everything staged was committed, the whole index) match HEAD.
+	sync := []string{"reset", "-q"}
+	if paths := r.paths(); len(paths) > 0 {
+		sync = append(append(sync, "--"), paths...)
+	}
+	msg := "committed " + after + " on " + orDetached(branch)
+	if _, err := e.run(ctx, repo, sync...); err != nil {
+		msg += "; the index could not be brought up to date (run git status): " + details(err)
+	}
 	if err := cp.complete(after, nil); err != nil {
 		return failed("committed %s but the restore point could not be completed: %v", after, err)
 	}
-	return cp.attach(ctx, result{"status": "completed", "message": "committed " + after + " on " + orDetached(branch), "commitSha": after})
+	return cp.attach(ctx, result{"status": "completed", "message": msg, "commitSha": after})
 }
 
 // push pushes a local branch to a remote the repository already names,
@@ -640,7 +662,13 @@ func (x *execution) push(ctx context.Context, r *request) result {
 	if !ok {
 		return failed("branch %q is not a local branch (HEAD detached?)", br)
 	}
-	args := []string{"push", "--porcelain", "--no-verify"}
+	// --receive-pack outranks remote.<name>.receivepack, which the
+	// repository's configuration may set to any program (for a remote on
+	// this machine git runs it here, through the shell); the first value
+	// of that key wins, so a -c override could not pin it.
+	// --no-recurse-submodules: on-demand would push from inside each
+	// submodule, with that submodule's configuration.
+	args := []string{"push", "--porcelain", "--no-verify", "--receive-pack=git-receive-pack", "--no-recurse-submodules"}
 	if r.SetUpstream {
 		args = append(args, "--set-upstream")
 	}

@@ -86,9 +86,10 @@ func (e *Executor) Review(ctx context.Context, op string, body json.RawMessage, 
 		}
 		rv.Warnings = []string{"The plan stops at the first failing step; later steps are skipped."}
 	case "worktree":
-		rv.Summary = "Create a worktree for " + req.Branch
-		if req.Path != "" {
-			rv.Summary += " at " + req.Path
+		rv.WorktreePath = b.WorktreePath
+		rv.Summary = "Create a worktree for " + req.Branch + " at " + b.WorktreePath
+		if req.Path == "" {
+			rv.Summary += " (the default location)"
 		}
 	case "commit":
 		switch {
@@ -99,7 +100,14 @@ func (e *Executor) Review(ctx context.Context, op string, body json.RawMessage, 
 		default:
 			rv.Summary = "Commit the staged changes"
 		}
-		rv.Warnings = []string{"The repository's commit hooks and signing settings apply."}
+		c := e.commitReview(ctx, b)
+		rv.Commit = c
+		rv.Summary += fmt.Sprintf(": %d file(s), +%d −%d (tree %s)", c.FilesChanged, c.Insertions, c.Deletions, short(c.Tree))
+		rv.Warnings = []string{"The repository's commit hooks and signing settings apply.",
+			"Exactly this content is committed: if a file changes before the commit runs, the commit is refused."}
+		if c.FilesChanged == 0 {
+			rv.Warnings = append(rv.Warnings, "Nothing to commit: the tree is the same as HEAD's, so the commit will fail.")
+		}
 	case "push":
 		remote := req.Remote
 		if remote == "" {

@@ -27,6 +27,22 @@ type Binding struct {
 	RequestedPath string `json:"requestedPath,omitempty"`
 	// Submodule binds a submodulePointer proposal (nil otherwise).
 	Submodule *SubmoduleBinding `json:"submodule,omitempty"`
+	// WorktreePath is where a worktree proposal creates its worktree,
+	// canonical (symbolic links resolved as far as the path exists) at
+	// proposal time; the default location is computed here, so the policy
+	// checks and the card shows the real place. Execution resolves the
+	// destination again and refuses when it now lies elsewhere.
+	WorktreePath string `json:"worktreePath,omitempty"`
+	// CommitTree is the tree a commit proposal records, computed at
+	// proposal time in a private index from the paths, stageAll or the
+	// index the body names; execution refuses when the same computation
+	// gives another tree (a file changed after the card was shown).
+	CommitTree string `json:"commitTree,omitempty"`
+	// Moves lists every ref the operation moves that the body need not
+	// name (a commit's or reset's checked-out branch, a rebase's current
+	// branch, a push's remote branch), in the short form policy refs use;
+	// the agent policy's refs globs cover them as well.
+	Moves []string `json:"moves,omitempty"`
 }
 
 // SubmoduleBinding is the state a submodulePointer proposal was checked
@@ -56,6 +72,21 @@ type Review struct {
 	Verdicts []BranchVerdict `json:"verdicts,omitempty"`
 	// Requires is what the person must confirm to approve.
 	Requires Requires `json:"requires"`
+	// WorktreePath is where a worktree proposal creates its worktree
+	// (the default location spelled out).
+	WorktreePath string `json:"worktreePath,omitempty"`
+	// Commit describes what a commit proposal records.
+	Commit *CommitReview `json:"commit,omitempty"`
+}
+
+// CommitReview is the change a commit proposal records, as bound: the
+// tree and its difference from HEAD.
+type CommitReview struct {
+	Tree         string   `json:"tree"`
+	Files        []string `json:"files"` // at most 50 "status<TAB>path" lines
+	FilesChanged int      `json:"filesChanged"`
+	Insertions   int      `json:"insertions"`
+	Deletions    int      `json:"deletions"`
 }
 
 // MergeReview summarises a merge of Source into Target.

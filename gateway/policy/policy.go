@@ -70,10 +70,50 @@ func FromEnv() (*Policy, error) {
 		return nil, nil
 	}
 	p, err := Load(name)
+	var le *LoadError
+	if errors.As(err, &le) {
+		// The caller names the variable ("agent policy (FLUXGIT_MCP_AGENT_POLICY): ");
+		// the file and what is wrong with it follow, said once.
+		return nil, &envError{le}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", EnvPolicy, err)
+		return nil, err
 	}
 	return p, nil
+}
+
+// LoadError is a policy file that cannot be used: File as it was named,
+// Detail what is wrong (it follows the file name: " does not exist; …" or
+// ": at /rules/0/name: …").
+type LoadError struct {
+	File   string
+	Detail string
+	Err    error // the underlying cause, if any
+}
+
+// Error says "agent policy <file><detail>".
+func (e *LoadError) Error() string { return "agent policy " + e.File + e.Detail }
+
+// Unwrap returns the underlying cause.
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// envError is a LoadError as FromEnv returns it: its callers already say
+// "agent policy", so the text starts at the file name.
+type envError struct{ *LoadError }
+
+func (e *envError) Error() string { return e.File + e.Detail }
+
+// Unwrap returns the LoadError.
+func (e *envError) Unwrap() error { return e.LoadError }
+
+func fileErr(name string, cause error, format string, args ...any) error {
+	return &LoadError{File: name, Detail: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// clean is a parser's message without the parser's own prefix ("yaml: "),
+// which would repeat what the sentence already says.
+func clean(err error) string {
+	return strings.TrimPrefix(err.Error(), "yaml: ")
 }
 
 // Load reads and validates the policy file at name, YAML or JSON (a file
@@ -88,7 +128,7 @@ func Load(name string) (*Policy, error) {
 		if ptr == "" {
 			ptr = "/"
 		}
-		return fmt.Errorf("agent policy %s: at %s: %s", name, ptr, fmt.Sprintf(format, args...))
+		return fileErr(name, nil, ": at %s: %s", ptr, fmt.Sprintf(format, args...))
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
@@ -107,7 +147,7 @@ func Load(name string) (*Policy, error) {
 			leaf := deepest(ve)
 			return nil, fail(leaf.InstanceLocation, "%s (see schemas/agent-policy.schema.json)", leaf.Message)
 		}
-		return nil, fmt.Errorf("agent policy %s: %w", name, err)
+		return nil, fileErr(name, err, ": %s", clean(err))
 	}
 	// The schema has checked every type below.
 	p := &Policy{file: name, defaultAllow: obj["default"] != "deny"}
@@ -155,29 +195,29 @@ func readDoc(name string) (any, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("agent policy %s does not exist; create it or unset %s", name, EnvPolicy)
+			return nil, fileErr(name, nil, " does not exist; create it or unset %s", EnvPolicy)
 		}
-		return nil, fmt.Errorf("agent policy %s cannot be read: %w", name, err)
+		return nil, fileErr(name, err, " cannot be read: %s", clean(err))
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("agent policy %s is a directory; name the policy file", name)
+		return nil, fileErr(name, nil, " is a directory; name the policy file")
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("agent policy %s cannot be read: %w", name, err)
+		return nil, fileErr(name, err, " cannot be read: %s", clean(err))
 	}
 	if len(data) > maxFileSize {
-		return nil, fmt.Errorf("agent policy %s is larger than %d bytes; is it the right file?", name, maxFileSize)
+		return nil, fileErr(name, nil, " is larger than %d bytes; is it the right file?", maxFileSize)
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
-		return nil, fmt.Errorf("agent policy %s is empty; it needs at least version: %d", name, Version)
+		return nil, fileErr(name, nil, " is empty; it needs at least version: %d", Version)
 	}
 	if trimmed[0] == '{' {
 		m, err := proposal.DecodeObject(trimmed)
 		if err != nil {
-			return nil, fmt.Errorf("agent policy %s is not valid JSON: %s", name, strings.Replace(err.Error(), "the body", "the file", 1))
+			return nil, fileErr(name, err, ": %s", strings.Replace(strings.Replace(err.Error(), "the body", "the file", 1), "send exactly one JSON object", "write exactly one JSON object", 1))
 		}
 		return m, nil
 	}
@@ -186,27 +226,27 @@ func readDoc(name string) (any, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var node yaml.Node
 	if err := dec.Decode(&node); err != nil {
-		return nil, fmt.Errorf("agent policy %s is not valid YAML: %w", name, err)
+		return nil, fileErr(name, err, " is not valid YAML: %s", clean(err))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("agent policy %s holds more than one YAML document; keep one", name)
+		return nil, fileErr(name, nil, " holds more than one YAML document; keep one")
 	}
 	var v any
 	if err := node.Decode(&v); err != nil {
-		return nil, fmt.Errorf("agent policy %s is not valid YAML: %w", name, err)
+		return nil, fileErr(name, err, " is not valid YAML: %s", clean(err))
 	}
 	// Round-trip through JSON to reach the JSON data model; a mapping
 	// with a non-string key has no JSON form and is refused here.
 	j, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("agent policy %s has a value JSON cannot represent (keys must be strings): %w", name, err)
+		return nil, fileErr(name, err, " has a value JSON cannot represent (keys must be strings): %s", clean(err))
 	}
 	d := json.NewDecoder(bytes.NewReader(j))
 	d.UseNumber()
 	var out any
 	if err := d.Decode(&out); err != nil {
-		return nil, fmt.Errorf("agent policy %s: %w", name, err)
+		return nil, fileErr(name, err, ": %s", clean(err))
 	}
 	return out, nil
 }

@@ -220,7 +220,7 @@ rules:
 			if v.Rule != tc.rule || !strings.Contains(v.Reason, tc.want) {
 				t.Fatalf("violation %q (rule %s), want rule %s and %q", v.Reason, v.Rule, tc.rule, tc.want)
 			}
-			if !strings.HasPrefix(err.Error(), "agent policy rule "+tc.rule+": ") {
+			if !strings.HasPrefix(err.Error(), "rule "+tc.rule+": ") {
 				t.Fatalf("Error() = %q", err)
 			}
 		})
@@ -266,5 +266,44 @@ func TestUnder(t *testing.T) {
 		if got := Under(filepath.FromSlash(tc.p), filepath.FromSlash(tc.prefix)); got != tc.want {
 			t.Errorf("Under(%s, %s) = %v, want %v", tc.p, tc.prefix, got, tc.want)
 		}
+	}
+}
+
+// Every load error, as the gateway prints it after its own "agent policy
+// (FLUXGIT_MCP_AGENT_POLICY): ", says "agent policy" and the parser's name
+// once (issue 22: policy errors repeated their prefix).
+func TestFromEnvErrorsSayTheirPrefixOnce(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, content string }{
+		{"malformed YAML", "version: 1\nrules: [\n"},
+		{"unsupported version", "version: 7\n"},
+		{"unknown key", "version: 1\nrules:\n  - name: x\n    agents: [a]\n    colour: red\n"},
+		{"empty", ""},
+		{"bad JSON", "{\"version\": 1,"},
+		{"missing", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml")
+			if tc.name != "missing" {
+				if err := os.WriteFile(f, []byte(tc.content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Setenv(EnvPolicy, f)
+			_, err := FromEnv()
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var le *LoadError
+			if !errors.As(err, &le) || le.File != f {
+				t.Fatalf("not a LoadError for %s: %v", f, err)
+			}
+			full := "agent policy (" + EnvPolicy + "): " + err.Error()
+			for _, word := range []string{"agent policy", "yaml:", f} {
+				if n := strings.Count(full, word); n > 1 {
+					t.Errorf("%q appears %d times in %q", word, n, full)
+				}
+			}
+		})
 	}
 }

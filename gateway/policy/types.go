@@ -24,4 +24,6 @@ type Violation struct {
 	Reason string // a sentence the agent can act on
 }
 
-func (v *Violation) Error() string { return "agent policy rule " + v.Rule + ": " + v.Reason }
+// Error says "rule <name>: <reason>"; the gateway's refusal already says
+// that the agent policy refused it.
+func (v *Violation) Error() string { return "rule " + v.Rule + ": " + v.Reason }

@@ -173,6 +173,7 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request, op string) {
 	// repositories they resolve to as well, so that a path inside an
 	// allowed prefix cannot reach a repository outside it.
 	preq.RepoPaths = boundPaths(b, preq.RepoPaths)
+	preq.Refs = append(preq.Refs, b.Moves...) // refs the operation moves without naming them
 	if err := s.cfg.Policy.Check(preq); err != nil {
 		writeError(w, http.StatusForbidden, policyRefusal(err))
 		return
@@ -258,6 +259,7 @@ func boundPaths(b execute.Binding, paths []string) []string {
 		}
 	}
 	add(b.RepoPath)
+	add(b.WorktreePath) // a worktree's destination, the default one included
 	for _, t := range b.Targets {
 		add(t.RepoPath)
 	}

@@ -2,9 +2,11 @@ package gitexec
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -37,7 +39,13 @@ const DefaultWriteTimeout = 5 * time.Minute
 //     submodule pointer record), where the user's hooks are part of
 //     "commit as I would";
 //   - no background maintenance or gc is started, since the process group
-//     is killed when the command returns.
+//     is killed when the command returns;
+//   - a program named by the repository's own configuration is never run
+//     (writepins.go): credential helpers, core.sshCommand, core.askPass
+//     and the signing programs come from the person's system and global
+//     configuration only; a filter or merge driver only the repository
+//     defines refuses the command (ErrRepoProgram); diffs never run an
+//     external diff or textconv program.
 type Writer struct {
 	// Hooks lets the repository's hooks run (the user's commit pipeline).
 	Hooks bool
@@ -46,7 +54,17 @@ type Writer struct {
 	// Observe, when set, is called with the repository and the caller's
 	// arguments of every call before git starts (tests).
 	Observe func(repo string, args []string)
+	// IndexFile, when set, is the index git reads and writes instead of
+	// the repository's own (GIT_INDEX_FILE): the gateway builds the tree a
+	// commit will record in a private index, so binding a proposal never
+	// touches the person's index.
+	IndexFile string
 }
+
+// diffFlags follow the diff-family subcommands: an external diff program
+// or a textconv filter is a program the repository's configuration and
+// attributes select.
+var diffFlags = map[string]bool{"diff": true, "diff-tree": true, "diff-index": true, "diff-files": true, "log": true, "show": true}
 
 // writeFlags precede -C on every write. core.fsmonitor may name a program;
 // the pager and colour settings keep output parseable.
@@ -60,6 +78,11 @@ var writeFlags = []string{
 	"-c", "gc.auto=0",
 	"-c", "maintenance.auto=false",
 	"-c", "advice.detachedHead=false",
+	// A command that recursed into a submodule would run git there with
+	// the submodule's own configuration, which the pin scan of this
+	// repository never read; submodules are changed only by the
+	// submodulePointer operation, which runs git in the submodule itself.
+	"-c", "submodule.recurse=false",
 }
 
 // writeFixedEnv is appended to the write environment. Unlike fixedEnv it
@@ -76,9 +99,11 @@ var writeFixedEnv = []string{
 }
 
 // writeEnv is the parent environment without the removed variables, plus
-// writeFixedEnv.
-func writeEnv(parent []string) []string {
-	out := make([]string, 0, len(parent)+len(writeFixedEnv))
+// writeFixedEnv, the configuration overrides (GIT_CONFIG_COUNT: values may
+// hold any character, and they outrank every configuration file) and the
+// index file.
+func writeEnv(parent []string, overrides [][2]string, indexFile string) []string {
+	out := make([]string, 0, len(parent)+len(writeFixedEnv)+2*len(overrides)+2)
 	for _, kv := range parent {
 		key, _, _ := strings.Cut(kv, "=")
 		if removedEnv[key] || hasAnyPrefix(key, removedEnvPrefixes) {
@@ -86,7 +111,18 @@ func writeEnv(parent []string) []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, writeFixedEnv...)
+	out = append(out, writeFixedEnv...)
+	if len(overrides) > 0 {
+		out = append(out, "GIT_CONFIG_COUNT="+strconv.Itoa(len(overrides)))
+		for i, o := range overrides {
+			n := strconv.Itoa(i)
+			out = append(out, "GIT_CONFIG_KEY_"+n+"="+o[0], "GIT_CONFIG_VALUE_"+n+"="+o[1])
+		}
+	}
+	if indexFile != "" {
+		out = append(out, "GIT_INDEX_FILE="+indexFile)
+	}
+	return out
 }
 
 // writeArgs builds the argv after the executable.
@@ -96,8 +132,11 @@ func (w *Writer) writeArgs(repo string, args []string) []string {
 	if !w.Hooks {
 		out = append(out, "-c", "core.hooksPath=/dev/null")
 	}
-	out = append(out, "-C", repo)
-	return append(out, args...)
+	out = append(out, "-C", repo, args[0])
+	if diffFlags[args[0]] {
+		out = append(out, "--no-ext-diff", "--no-textconv")
+	}
+	return append(out, args[1:]...)
 }
 
 // Run executes `git <args>` in repo and returns stdout (at most MaxStdout
@@ -130,8 +169,20 @@ func (w *Writer) Run(ctx context.Context, repo string, args ...string) ([]byte, 
 	if timeout <= 0 {
 		timeout = DefaultWriteTimeout
 	}
+	var pins [][2]string
+	if !pinFreeSubcommands[args[0]] {
+		if pins, err = w.pins(ctx, exe, repo); err != nil {
+			if errors.Is(err, ErrRepoProgram) {
+				return nil, &Error{Command: command, Details: err.Error(), ExitCode: -1, Err: ErrRepoProgram}
+			}
+			return nil, err
+		}
+	}
+	if w.IndexFile != "" && !filepath.IsAbs(w.IndexFile) {
+		return nil, fail(ErrUsage, "the index file must be an absolute path")
+	}
 	stdout := &limitBuffer{keep: MaxStdout, limit: MaxStdout, what: "stdout"}
-	if err := w.start(ctx, exe, command, w.writeArgs(repo, args), timeout, stdout); err != nil {
+	if err := w.start(ctx, exe, command, w.writeArgs(repo, args), timeout, stdout, pins, w.IndexFile); err != nil {
 		return nil, err
 	}
 	return stdout.buf.Bytes(), nil
@@ -139,12 +190,12 @@ func (w *Writer) Run(ctx context.Context, repo string, args ...string) ([]byte, 
 
 // start launches one write process and waits for it, with the same
 // process-tree handling as Runner.start.
-func (w *Writer) start(parent context.Context, exe string, command, argv []string, timeout time.Duration, stdout *limitBuffer) error {
+func (w *Writer) start(parent context.Context, exe string, command, argv []string, timeout time.Duration, stdout *limitBuffer, overrides [][2]string, indexFile string) error {
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 
 	cmd := exec.CommandContext(ctx, exe, argv...)
-	cmd.Env = writeEnv(os.Environ())
+	cmd.Env = writeEnv(os.Environ(), overrides, indexFile)
 	cmd.Stdin = nil // /dev/null
 	cmd.WaitDelay = PipeGrace
 	newSession(cmd)

@@ -17,7 +17,7 @@ func TestWriteEnv(t *testing.T) {
 		"GIT_AUTHOR_NAME=Agent", "LD_PRELOAD=/x.so", "DYLD_INSERT_LIBRARIES=/y", "SSH_ASKPASS=/ask",
 		"GCM_INTERACTIVE=always", "PAGER=less", "LANG=de_DE.UTF-8",
 	}
-	env := writeEnv(parent)
+	env := writeEnv(parent, nil, "")
 	for _, gone := range []string{"GIT_DIR", "GIT_CONFIG_GLOBAL", "GIT_AUTHOR_NAME", "LD_PRELOAD", "DYLD_INSERT_LIBRARIES", "SSH_ASKPASS", "GCM_INTERACTIVE", "PAGER", "LANG=de_DE.UTF-8"} {
 		for _, kv := range env {
 			if strings.HasPrefix(kv, gone+"=") || kv == gone {

@@ -368,7 +368,7 @@
         return;
       case 'worktree':
         kv('Branch', b.branch, true);
-        kv('Path', b.path || '(default location)', true);
+        kv('Path', review.worktreePath ? review.worktreePath + (b.path ? '' : ' (default location)') : (b.path || '(default location)'), true);
         break;
       case 'commit':
         kv('Stage', b.paths ? 'the listed paths' : (b.stageAll ? 'all changes' : 'what is already staged'));
