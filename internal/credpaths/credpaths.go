@@ -99,5 +99,6 @@ func protected(getenv func(string) string) []Path {
 	if d, err := SecretDir(); err == nil {
 		out = append(out, Path{Label: "gateway session secret", Path: Canonical(d), Dir: true})
 	}
+	out = append(out, gatewayProtected(getenv)...)
 	return out
 }
