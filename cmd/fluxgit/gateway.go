@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -18,6 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
+	"github.com/fluxgit/fluxgit/gateway/execute"
 	"github.com/fluxgit/fluxgit/gateway/journal"
 	"github.com/fluxgit/fluxgit/gateway/policy"
 	"github.com/fluxgit/fluxgit/gateway/server"
@@ -88,6 +91,10 @@ func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io
 			return &exitError{code: 1, err: fmt.Errorf("set %s: %w", audit.EnvRunDir, err)}
 		}
 	}
+	secretDir, err := gatewayStateCheck(runDir)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("the gateway did not start: %w", err)}
+	}
 	ledger, err := audit.FromEnv(g.logger())
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("the gateway did not start: %w", err)}
@@ -98,13 +105,14 @@ func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io
 		log.Info("agent policy loaded", "file", os.Getenv(policy.EnvPolicy))
 	}
 	srv, err := server.New(server.Config{
-		Addr:   o.addr,
-		RunDir: runDir,
-		TTL:    o.ttl,
-		Policy: pol,
-		Ledger: ledger,
-		Log:    log,
-		Out:    out,
+		Addr:      o.addr,
+		RunDir:    runDir,
+		SecretDir: secretDir,
+		TTL:       o.ttl,
+		Policy:    pol,
+		Ledger:    ledger,
+		Log:       log,
+		Out:       out,
 	})
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("the gateway did not start: %w", err)}
@@ -270,11 +278,24 @@ func newGatewayApproveCmd(o *gatewayOptions) *cobra.Command {
 		Short: "Approve a pending proposal; the gateway executes it",
 		Long: "approve approves a pending proposal. A hard reset needs --confirm-branch with the branch name,\n" +
 			"a force-with-lease push --force-push, a plan with destructive steps --steps listing each of\n" +
-			"them (0-based); `fluxgit gateway show ID` prints what the proposal requires under review.requires.",
+			"them (0-based); `fluxgit gateway show ID` prints what the proposal requires under review.requires.\n\n" +
+			"approve shows the proposal on the terminal and goes ahead only when you type yes there: it\n" +
+			"reads the terminal itself (/dev/tty, the Windows console), never stdin, so an agent running it\n" +
+			"from its own shell is refused.",
 		Args: idArg("approve"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := gatewayClient(o)
 			if err != nil {
+				return err
+			}
+			cur, err := c.Show(cmd.Context(), args[0])
+			if err != nil {
+				return clientErr(err)
+			}
+			if err := missingConfirmations(cur, req); err != nil {
+				return err
+			}
+			if err := confirmOnTerminal("approve", describe("Approve", cur)); err != nil {
 				return err
 			}
 			v, err := c.Approve(cmd.Context(), args[0], req)
@@ -318,13 +339,22 @@ func newGatewayRejectCmd(o *gatewayOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reject ID --reason TEXT",
 		Short: "Reject a pending proposal; the agent reads the reason",
-		Args:  idArg("reject"),
+		Long: "reject rejects a pending proposal after you type yes on the terminal (read from the\n" +
+			"terminal itself, never stdin: an agent's shell is refused).",
+		Args: idArg("reject"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(reason) == "" {
 				return &exitError{code: exitUsage, err: errors.New("reject needs --reason TEXT: the agent reads it to decide what to do next")}
 			}
 			c, err := gatewayClient(o)
 			if err != nil {
+				return err
+			}
+			cur, err := c.Show(cmd.Context(), args[0])
+			if err != nil {
+				return clientErr(err)
+			}
+			if err := confirmOnTerminal("reject", describe("Reject", cur)+"\nReason the agent reads: "+oneLine(reason, 200)); err != nil {
 				return err
 			}
 			v, err := c.Reject(cmd.Context(), args[0], reason)
@@ -353,6 +383,13 @@ func newGatewayReconcileCmd(o *gatewayOptions) *cobra.Command {
 			}
 			c, err := gatewayClient(o)
 			if err != nil {
+				return err
+			}
+			cur, err := c.Show(cmd.Context(), args[0])
+			if err != nil {
+				return clientErr(err)
+			}
+			if err := confirmOnTerminal("reconcile", describe("Record as "+as+":", cur)); err != nil {
 				return err
 			}
 			v, err := c.Reconcile(cmd.Context(), args[0], as, noteText)
@@ -386,6 +423,9 @@ func newGatewayUndoCmd(o *gatewayOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := confirmOnTerminal("undo", "Undo the latest restore point of "+abs+" (git reset --keep to before it)?"); err != nil {
+				return err
+			}
 			u, err := c.Undo(cmd.Context(), abs)
 			if err != nil {
 				return clientErr(err)
@@ -396,4 +436,49 @@ func newGatewayUndoCmd(o *gatewayOptions) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&repo, "repo", "", "the repository (required)")
 	return cmd
+}
+
+// describe is the proposal as the terminal confirmation shows it.
+func describe(verb string, v server.View) string {
+	s := fmt.Sprintf("%s %s: %s in %s, proposed by agent %q", verb, v.PreviewID, v.OperationType, v.RepoPath, v.AgentID)
+	if r := oneLine(v.Reason, 200); r != "" {
+		s += "\nThe agent's reason: " + r
+	}
+	return s + "\n(`fluxgit gateway show " + v.PreviewID + "` prints all of it.)"
+}
+
+// missingConfirmations names the flag for each confirmation the proposal
+// needs and the command line lacks, before the person is asked anything.
+func missingConfirmations(v server.View, req server.ApproveRequest) error {
+	if v.Status != journal.Pending || len(v.Review) == 0 {
+		return nil // the gateway's own refusal says what is wrong
+	}
+	var rv execute.Review
+	if err := json.Unmarshal(v.Review, &rv); err != nil {
+		return nil
+	}
+	var miss []string
+	if want := rv.Requires.TypeBranch; want != "" && req.TypedBranch != want {
+		miss = append(miss, fmt.Sprintf("--confirm-branch %s (the branch this hard reset moves, typed to confirm it)", want))
+	}
+	var steps []string
+	for _, st := range rv.Requires.DestructiveSteps {
+		if !slices.Contains(req.Steps, st) {
+			steps = append(steps, strconv.Itoa(st))
+		}
+	}
+	if len(steps) > 0 {
+		all := make([]string, 0, len(rv.Requires.DestructiveSteps))
+		for _, st := range rv.Requires.DestructiveSteps {
+			all = append(all, strconv.Itoa(st))
+		}
+		miss = append(miss, fmt.Sprintf("--steps %s (every destructive plan step, 0-based; missing %s)", strings.Join(all, ","), strings.Join(steps, ",")))
+	}
+	if rv.Requires.ForcePush && !req.ForcePush {
+		miss = append(miss, "--force-push (this push is a force-with-lease push)")
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("approving %s needs %s; nothing changed", v.PreviewID, strings.Join(miss, " and "))}
 }
