@@ -42,7 +42,7 @@ func Reachable(path string, roots []string) (why string, reachable bool) {
 		abs = filepath.Clean(path)
 	}
 	cands := []string{abs}
-	if c := Canonical(abs); c != abs {
+	if c := resolveExisting(abs); c != abs {
 		cands = append(cands, c)
 	}
 	for _, p := range cands {
@@ -61,6 +61,37 @@ func Reachable(path string, roots []string) (why string, reachable bool) {
 		}
 	}
 	return "", false
+}
+
+// resolveExisting resolves the symbolic links of the absolute path p as
+// far as they go, dangling ones included, and appends the rest: a
+// directory the gateway has yet to create, below a link into a work tree,
+// is in that work tree.
+func resolveExisting(p string) string {
+	for hops := 0; hops < 40; hops++ {
+		rest := ""
+		d := p
+		for {
+			if r, err := filepath.EvalSymlinks(d); err == nil {
+				return filepath.Join(r, rest)
+			}
+			// A link whose target does not exist yet: follow it by hand.
+			if target, err := os.Readlink(d); err == nil {
+				if !filepath.IsAbs(target) {
+					target = filepath.Join(filepath.Dir(d), target)
+				}
+				p = filepath.Join(target, rest)
+				break
+			}
+			parent := filepath.Dir(d)
+			if parent == d {
+				return p
+			}
+			rest = filepath.Join(filepath.Base(d), rest)
+			d = parent
+		}
+	}
+	return p
 }
 
 // WorkTree returns the nearest directory at or above p that holds a
@@ -169,19 +200,23 @@ func envState(getenv func(string) string) []State {
 }
 
 // HostState lists the files `fluxgit serve` reads that decide what an
-// agent may do or hold a key: the host configuration and the JWT key.
-// Doctor checks them with the gateway's.
-func HostState() []State {
+// agent may do or hold a key: the host configuration (configPath, the
+// --config flag; "" means $FLUXGIT_CONFIG) and the JWT key file. Doctor
+// checks them with the gateway's.
+func HostState(configPath string) []State {
 	var out []State
-	add := func(label, env, what string) {
+	add := func(label, v, env, what string) {
 		// MCP_JWT_PUBLIC_KEY may hold the PEM text itself: nothing to place.
-		if v := strings.TrimSpace(os.Getenv(env)); v != "" && !strings.HasPrefix(v, "-----BEGIN") {
+		if v = strings.TrimSpace(v); v != "" && !strings.HasPrefix(v, "-----BEGIN") {
 			out = append(out, State{Path{Label: label, Path: Canonical(v)},
 				"move the " + what + " into " + privateFix + ", and point " + env + " at it"})
 		}
 	}
-	add("host configuration", EnvConfig, "configuration file")
-	add("JWT key", EnvJWTKey, "key file")
+	if configPath == "" {
+		configPath = os.Getenv(EnvConfig)
+	}
+	add("host configuration", configPath, EnvConfig+" (or --config)", "configuration file")
+	add("JWT key", os.Getenv(EnvJWTKey), EnvJWTKey, "key file")
 	return out
 }
 

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -63,24 +62,41 @@ func SecretDir() (string, error) {
 const secretDirFix = "set " + EnvSecretDir + " (or XDG_RUNTIME_DIR) to a directory only you can read, " +
 	"outside every directory in FLUXGIT_MCP_ALLOWED_ROOTS and outside every git work tree (for example: mkdir -m 700 /tmp/fluxgit-$USER)"
 
-// ChooseSecretDir returns the first of SecretDirs that no read tool can
-// reach (Reachable with roots). When none qualifies, the error names each
-// candidate, why it is reachable, and how to fix it.
-func ChooseSecretDir(roots []string) (string, error) {
-	ds := SecretDirs()
-	if len(ds) == 0 {
-		return "", errors.New("the gateway has nowhere private to keep its session secret: no per-user directory is known; " + secretDirFix)
+// SecretDirError is ChooseSecretDir's refusal: no candidate qualifies.
+type SecretDirError struct {
+	// Reasons names each candidate and why a read tool reaches it; empty
+	// when no per-user directory is known at all.
+	Reasons []string
+}
+
+// Detail says what is wrong, without the fix.
+func (e *SecretDirError) Detail() string {
+	if len(e.Reasons) == 0 {
+		return "the gateway has nowhere private to keep its session secret: no per-user directory is known"
 	}
-	var why []string
-	for _, d := range ds {
+	return "the gateway has nowhere private to keep its session secret: an agent's read tools could open every candidate (" +
+		strings.Join(e.Reasons, "; ") + ")"
+}
+
+// Fix says how to repair it.
+func (e *SecretDirError) Fix() string { return secretDirFix }
+
+func (e *SecretDirError) Error() string { return e.Detail() + "; " + e.Fix() }
+
+// ChooseSecretDir returns the first of SecretDirs that no read tool can
+// reach (Reachable with roots). When none qualifies, the error (a
+// *SecretDirError) names each candidate, why it is reachable, and how to
+// fix it.
+func ChooseSecretDir(roots []string) (string, error) {
+	e := &SecretDirError{}
+	for _, d := range SecretDirs() {
 		w, reach := Reachable(d, roots)
 		if !reach {
 			return d, nil
 		}
-		why = append(why, d+" is "+w)
+		e.Reasons = append(e.Reasons, d+" is "+w)
 	}
-	return "", fmt.Errorf("the gateway has nowhere private to keep its session secret: an agent's read tools could open every candidate (%s); %s",
-		strings.Join(why, "; "), secretDirFix)
+	return "", e
 }
 
 // SessionFileName is the name of the session file of the gateway running
