@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -218,7 +217,7 @@ func TestGatewayApproveNeedsTheTerminal(t *testing.T) {
 			cmd.Stdin = strings.NewReader("yes\nyes\n")
 			// A new session has no controlling terminal, as an agent's
 			// tool runner gives its commands.
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			withoutTerminal(cmd)
 			out, err := cmd.CombinedOutput()
 			if err == nil || !strings.Contains(string(out), "needs a person at an interactive terminal") || !strings.Contains(string(out), "approval page") {
 				t.Fatalf("gateway %s without a terminal: %v\n%s", verb[0], err, out)

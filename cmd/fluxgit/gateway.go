@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
@@ -204,7 +205,7 @@ func printTable(w io.Writer, views []server.View, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PREVIEW ID\tSTATUS\tOPERATION\tAGENT\tREPOSITORY\tNOTE")
 	for _, v := range views {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.PreviewID, v.Status, v.OperationType, v.AgentID, v.RepoPath, note(v, now))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(v.PreviewID), v.Status, printable(v.OperationType), printable(v.AgentID), printable(v.RepoPath), printable(note(v, now)))
 	}
 	_ = tw.Flush()
 }
@@ -229,6 +230,18 @@ func note(v server.View, now time.Time) string {
 		return oneLine(r.Message, 60)
 	}
 	return ""
+}
+
+// printable replaces every rune a terminal would not print as itself
+// (escape sequences, other control characters, bidirectional overrides)
+// with U+FFFD.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 // oneLine flattens s to one line of at most n characters.
@@ -354,7 +367,7 @@ func newGatewayRejectCmd(o *gatewayOptions) *cobra.Command {
 			if err != nil {
 				return clientErr(err)
 			}
-			if err := confirmOnTerminal("reject", describe("Reject", cur)+"\nReason the agent reads: "+oneLine(reason, 200)); err != nil {
+			if err := confirmOnTerminal("reject", describe("Reject", cur)+"\nReason the agent reads: "+printable(oneLine(reason, 200))); err != nil {
 				return err
 			}
 			v, err := c.Reject(cmd.Context(), args[0], reason)
@@ -438,10 +451,12 @@ func newGatewayUndoCmd(o *gatewayOptions) *cobra.Command {
 	return cmd
 }
 
-// describe is the proposal as the terminal confirmation shows it.
+// describe is the proposal as the terminal confirmation shows it. Every
+// field but the verb comes from the agent: control characters are
+// replaced, so escape sequences cannot repaint the question.
 func describe(verb string, v server.View) string {
-	s := fmt.Sprintf("%s %s: %s in %s, proposed by agent %q", verb, v.PreviewID, v.OperationType, v.RepoPath, v.AgentID)
-	if r := oneLine(v.Reason, 200); r != "" {
+	s := fmt.Sprintf("%s %s: %s in %s, proposed by agent %q", verb, printable(v.PreviewID), printable(v.OperationType), printable(v.RepoPath), printable(v.AgentID))
+	if r := printable(oneLine(v.Reason, 200)); r != "" {
 		s += "\nThe agent's reason: " + r
 	}
 	return s + "\n(`fluxgit gateway show " + v.PreviewID + "` prints all of it.)"

@@ -8,6 +8,7 @@ import (
 	"github.com/fluxgit/fluxgit/host/repopath"
 	"github.com/fluxgit/fluxgit/internal/credpaths"
 	"github.com/fluxgit/fluxgit/internal/preflight"
+	"github.com/fluxgit/fluxgit/internal/privdir"
 	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
@@ -75,6 +76,16 @@ func checkGatewayReach(configPath string) preflight.Result {
 		return preflight.Result{Name: name, Status: preflight.Fail,
 			Detail: strings.Join(detail, "; ") + ": an agent's read tools could open it",
 			Fix:    strings.Join(fix, "; ")}
+	}
+	// The directory itself must be private too (the gateway checks the
+	// same at start, creating it 0700 when it is missing).
+	if err := privdir.Check(secretDir, privdir.Options{Label: "gateway secret directory"}); err != nil {
+		fix := "use a directory only you can read"
+		var pe *privdir.Error
+		if errors.As(err, &pe) {
+			fix = pe.Fix()
+		}
+		return preflight.Result{Name: name, Status: preflight.Fail, Detail: err.Error(), Fix: fix}
 	}
 	scope := "no git work tree"
 	if len(roots) > 0 {

@@ -272,3 +272,55 @@ func TestGatewayCommands(t *testing.T) {
 		t.Fatal("the rejected branch was created")
 	}
 }
+
+// What the terminal shows of a proposal is the agent's text with control
+// characters replaced: an escape sequence in the reason cannot clear the
+// line and repaint the question.
+func TestDescribeReplacesControlCharacters(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain reason", "plain reason"},
+		{"hide\x1b[2K\rApprove nothing", "hide\uFFFD[2K Approve nothing"},
+		{"rtl \u202etxt.exe", "rtl \uFFFDtxt.exe"},
+		{"bell\a", "bell\uFFFD"},
+	} {
+		got := describe("Approve", server.View{PreviewID: "p1", OperationType: "branch", RepoPath: "/r", AgentID: "a", Reason: tc.in})
+		if !strings.Contains(got, "The agent's reason: "+tc.want+"\n") || strings.ContainsAny(got, "\x1b\a\r\u202e") {
+			t.Errorf("describe(reason %q) = %q, want the reason shown as %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// A confirmation the proposal needs is named by the flag that carries it.
+func TestMissingConfirmationsNameTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		review string
+		req    server.ApproveRequest
+		says   []string // "" means no refusal
+	}{
+		{"hard reset", `{"requires":{"typeBranch":"main"}}`, server.ApproveRequest{}, []string{"--confirm-branch main"}},
+		{"hard reset, wrong branch", `{"requires":{"typeBranch":"main"}}`, server.ApproveRequest{TypedBranch: "mian"}, []string{"--confirm-branch main"}},
+		{"hard reset, confirmed", `{"requires":{"typeBranch":"main"}}`, server.ApproveRequest{TypedBranch: "main"}, nil},
+		{"force push", `{"requires":{"forcePush":true}}`, server.ApproveRequest{}, []string{"--force-push"}},
+		{"plan steps", `{"requires":{"destructiveSteps":[0,2]}}`, server.ApproveRequest{Steps: []int{0}}, []string{"--steps 0,2", "missing 2"}},
+		{"nothing required", `{"requires":{}}`, server.ApproveRequest{}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := missingConfirmations(server.View{PreviewID: "p1", Status: "pending", Review: json.RawMessage(tc.review)}, tc.req)
+			if len(tc.says) == 0 {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || exitCode(err) != exitUsage {
+				t.Fatalf("err %v (exit %d), want a usage refusal", err, exitCode(err))
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("%q does not name %q", err, s)
+				}
+			}
+		})
+	}
+}
