@@ -26,6 +26,7 @@ import (
 	"github.com/fluxgit/fluxgit/gateway/policy"
 	"github.com/fluxgit/fluxgit/gateway/server"
 	"github.com/fluxgit/fluxgit/internal/audit"
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 )
 
 // gatewayOptions are the flags of `fluxgit gateway` and its subcommands.
@@ -62,13 +63,18 @@ func newGatewayCmd(g *globalOptions) *cobra.Command {
 			"rejects each one on the approval page it prints, or with `fluxgit gateway list|show|approve|reject`;\n" +
 			"approved operations run with the git CLI behind a restore point.\n\n" +
 			"FLUXGIT_MCP_AGENT_POLICY names an agent policy file (schemas/agent-policy.schema.json); a file\n" +
-			"that cannot be loaded stops the gateway from starting.",
+			"that cannot be loaded stops the gateway from starting.\n\n" +
+			"The CLI's secret is kept in a private per-user directory (" + credpaths.EnvSecretDir + ", else\n" +
+			"$XDG_RUNTIME_DIR/fluxgit, else the per-user cache or config directory), never in the run directory.\n" +
+			"The gateway does not start when that directory, the run directory's gateway state, the signing key or\n" +
+			"the policy file lies inside an allowed root or a git work tree, where an agent's read tools reach\n" +
+			"(docs/security.md).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runGateway(cmd.Context(), g, o, cmd.OutOrStdout())
 		},
 	}
-	cmd.PersistentFlags().StringVar(&o.runDir, "run-dir", "", "FluxGit run directory: journal, restore points, session file, and the audit ledger unless "+audit.EnvLog+" is set (default $"+audit.EnvRunDir+" or the platform default)")
+	cmd.PersistentFlags().StringVar(&o.runDir, "run-dir", "", "FluxGit run directory: journal, restore points, and the audit ledger unless "+audit.EnvLog+" is set (default $"+audit.EnvRunDir+" or the platform default); it must lie outside every allowed root and git work tree")
 	cmd.Flags().StringVar(&o.addr, "addr", server.DefaultAddr, "loopback ip:port to listen on (127.0.0.0/8 or [::1])")
 	cmd.Flags().DurationVar(&o.ttl, "proposal-ttl", server.DefaultTTL, "how long a proposal waits for a person before it expires")
 	cmd.AddCommand(newGatewayListCmd(o), newGatewayShowCmd(o), newGatewayApproveCmd(o), newGatewayRejectCmd(o),
