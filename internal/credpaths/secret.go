@@ -17,6 +17,8 @@ import (
 //     point it at a private temporary directory);
 //   - else $XDG_RUNTIME_DIR/fluxgit (Linux and the BSDs under systemd or
 //     elogind: a per-user tmpfs, mode 0700, emptied at logout);
+//   - on macOS, $TMPDIR/fluxgit-secret (the per-user private temporary
+//     directory, outside $HOME);
 //   - then the OS's per-user cache directory's fluxgit/secret
 //     (~/.cache, ~/Library/Caches, %LOCALAPPDATA%);
 //   - then the OS's per-user config directory's fluxgit/secret
@@ -38,6 +40,12 @@ func secretDirs(getenv func(string) string) []string {
 	var out []string
 	if d := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) && runtime.GOOS != "windows" {
 		out = append(out, filepath.Join(d, "fluxgit"))
+	}
+	// macOS gives every user a private temporary directory (mode 0700,
+	// under /var/folders, outside $HOME): the best place for a secret
+	// that lives as long as one gateway. /tmp elsewhere is shared.
+	if d := getenv("TMPDIR"); runtime.GOOS == "darwin" && filepath.IsAbs(d) {
+		out = append(out, filepath.Join(d, "fluxgit-secret"))
 	}
 	if d, err := os.UserCacheDir(); err == nil && filepath.IsAbs(d) {
 		out = append(out, filepath.Join(d, "fluxgit", "secret"))
