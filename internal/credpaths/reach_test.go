@@ -92,6 +92,7 @@ func TestChooseSecretDir(t *testing.T) {
 			t.Setenv("HOME", home)
 			t.Setenv("XDG_CACHE_HOME", "")
 			t.Setenv("XDG_CONFIG_HOME", "")
+			t.Setenv("TMPDIR", filepath.Join(home, "tmp")) // macOS' candidate, inside the dotfiles too
 			t.Setenv(EnvSecretDir, tc.secret)
 			t.Setenv("XDG_RUNTIME_DIR", tc.xdg)
 			got, err := ChooseSecretDir(nil)
