@@ -78,8 +78,9 @@ func TestGatewayRefusesReachableState(t *testing.T) {
 			return append(withoutEnv(base, "FLUXGIT_RUN_DIR"), "FLUXGIT_RUN_DIR="+filepath.Join(root, "run"), "FLUXGIT_MCP_ALLOWED_ROOTS="+root)
 		}, []string{"inside allowed root", "set FLUXGIT_RUN_DIR"}},
 		{"home is a dotfiles repository", func(base []string) []string {
-			env := withoutEnv(base, "FLUXGIT_RUN_DIR", "FLUXGIT_SECRET_DIR", "HOME", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")
-			return append(env, "HOME="+project)
+			env := withoutEnv(base, "FLUXGIT_RUN_DIR", "FLUXGIT_SECRET_DIR", "HOME", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "TMPDIR")
+			// TMPDIR: macOS' per-user candidate, inside the dotfiles as well.
+			return append(env, "HOME="+project, "TMPDIR="+filepath.Join(project, "tmp"))
 		}, []string{"nowhere private", "inside git work tree " + project, "FLUXGIT_SECRET_DIR", "FLUXGIT_RUN_DIR"}},
 		{"agent policy inside the project", func(base []string) []string {
 			f := filepath.Join(project, "policy.yaml")
