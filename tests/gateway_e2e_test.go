@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,13 @@ func loopEnv(t testing.TB) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+	// The gateway keeps its session secret in a private directory of its
+	// own, never in the run directory.
+	secret := canonicalTempDir(t)
+	if err := os.Chmod(secret, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "FLUXGIT_SECRET_DIR="+secret)
 }
 
 // startGateway runs `fluxgit gateway` on a free loopback port and waits for
@@ -140,6 +147,52 @@ func (g *gatewayProc) cli(args ...string) (string, error) {
 	cmd.Env = g.env
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// decide runs a person's decision, `fluxgit gateway <verb> <id> <flags>`,
+// the way a person does: on a terminal, typing yes (Linux, through a
+// pseudo-terminal). Where the tests have no pseudo-terminal it makes the
+// same decision on the approval page instead. It fails the test unless
+// the gateway accepted the decision.
+func (g *gatewayProc) decide(t *testing.T, verb, id string, flags ...string) {
+	t.Helper()
+	if havePTY {
+		screen, out, err := runOnTerminal(t, g.env, "yes\n", append([]string{"gateway", verb, id}, flags...)...)
+		if err != nil {
+			t.Fatalf("gateway %s %s on a terminal: %v\n%s\nterminal:\n%s", verb, id, err, out, screen)
+		}
+		return
+	}
+	pc := newPersonClient(t, g)
+	body := map[string]any{}
+	for i := 0; i < len(flags); i++ {
+		switch flags[i] {
+		case "--confirm-branch":
+			i++
+			body["typedBranch"] = flags[i]
+		case "--force-push":
+			body["forcePush"] = true
+		case "--steps":
+			i++
+			var steps []int
+			for _, s := range strings.Split(flags[i], ",") {
+				n, _ := strconv.Atoi(s)
+				steps = append(steps, n)
+			}
+			body["steps"] = steps
+		case "--as":
+			i++
+			body["as"] = flags[i]
+		case "--note":
+			i++
+			body["note"] = flags[i]
+		default:
+			t.Fatalf("decide: no page equivalent for %s", flags[i])
+		}
+	}
+	if code := pc.post(t, "/ui/api/proposals/"+id+"/"+verb, body, true, pc.csrf, pc.base, ""); code != http.StatusOK {
+		t.Fatalf("%s %s on the approval page: HTTP %d", verb, id, code)
+	}
 }
 
 // loop is an agent (the official SDK client over stdio) connected to
@@ -717,15 +770,11 @@ func TestGatewayCrashRecovery(t *testing.T) {
 	moving := e2eRepo(t)
 	p3 := l.propose("merge", moving, map[string]any{"sourceRef": "feature", "targetRef": "main"})
 
-	if out, err := g.cli("approve", p1); err != nil {
-		t.Fatalf("approve %s: %v\n%s", p1, err, out)
-	}
+	g.decide(t, "approve", p1)
 	l.awaitStatus(p1, "executing")
 	waitFile(t, marker)
 	for _, id := range []string{p2, p3} {
-		if out, err := g.cli("approve", id); err != nil {
-			t.Fatalf("approve %s: %v\n%s", id, err, out)
-		}
+		g.decide(t, "approve", id)
 		if d := l.status(id); d["status"] != "approved" {
 			t.Fatalf("%s: %s", id, jsonOf(d))
 		}
@@ -761,9 +810,7 @@ func TestGatewayCrashRecovery(t *testing.T) {
 	if b, _ := os.ReadFile(marker); strings.Count(string(b), "run") != 1 {
 		t.Fatalf("the interrupted commit ran %d times", strings.Count(string(b), "run"))
 	}
-	if out, err := g2.cli("reconcile", p1, "--as", "failed", "--note", "the hook was killed"); err != nil {
-		t.Fatalf("reconcile: %v\n%s", err, out)
-	}
+	g2.decide(t, "reconcile", p1, "--as", "failed", "--note", "the hook was killed")
 	if d := l2.status(p1); d["status"] != "failed" {
 		t.Fatalf("after reconcile: %s", jsonOf(d))
 	}
@@ -900,9 +947,7 @@ func TestGatewayExecutesEveryOperation(t *testing.T) {
 			repo := e2eRepo(t)
 			before := revParse(t, repo, "main")
 			id := l.propose(tc.op, repo, tc.args(repo))
-			if out, err := l.g.cli(append([]string{"approve", id}, tc.approve...)...); err != nil {
-				t.Fatalf("approve: %v\n%s", err, out)
-			}
+			l.g.decide(t, "approve", id, tc.approve...)
 			d := l.awaitStatus(id, "completed")
 			res, _ := d["result"].(map[string]any)
 			if res == nil || res["status"] != "completed" {

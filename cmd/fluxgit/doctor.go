@@ -24,6 +24,7 @@ func newDoctorCmd(g *globalOptions) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rs := runPreflight(cmd.Context(), g)
+			rs = append(rs, checkGatewayReach(g.config()))
 			printDoctor(cmd.OutOrStdout(), rs)
 			if preflight.Failed(rs, false) {
 				return &exitError{code: exitFindings}

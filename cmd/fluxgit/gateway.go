@@ -10,18 +10,23 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
+	"github.com/fluxgit/fluxgit/gateway/execute"
 	"github.com/fluxgit/fluxgit/gateway/journal"
 	"github.com/fluxgit/fluxgit/gateway/policy"
 	"github.com/fluxgit/fluxgit/gateway/server"
 	"github.com/fluxgit/fluxgit/internal/audit"
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 )
 
 // gatewayOptions are the flags of `fluxgit gateway` and its subcommands.
@@ -61,13 +66,18 @@ func newGatewayCmd(g *globalOptions) *cobra.Command {
 			"rejects each one on the approval page it prints, or with `fluxgit gateway list|show|approve|reject`;\n" +
 			"approved operations run with the git CLI behind a restore point.\n\n" +
 			"FLUXGIT_MCP_AGENT_POLICY names an agent policy file (schemas/agent-policy.schema.json); a file\n" +
-			"that cannot be loaded stops the gateway from starting.",
+			"that cannot be loaded stops the gateway from starting.\n\n" +
+			"The CLI's secret is kept in a private per-user directory (" + credpaths.EnvSecretDir + ", else\n" +
+			"$XDG_RUNTIME_DIR/fluxgit, else the per-user cache or config directory), never in the run directory.\n" +
+			"The gateway does not start when that directory, the run directory's gateway state, the signing key or\n" +
+			"the policy file lies inside an allowed root or a git work tree, where an agent's read tools reach\n" +
+			"(docs/security.md).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runGateway(cmd.Context(), g, o, cmd.OutOrStdout())
 		},
 	}
-	cmd.PersistentFlags().StringVar(&o.runDir, "run-dir", "", "FluxGit run directory: journal, restore points, session file, and the audit ledger unless "+audit.EnvLog+" is set (default $"+audit.EnvRunDir+" or the platform default)")
+	cmd.PersistentFlags().StringVar(&o.runDir, "run-dir", "", "FluxGit run directory: journal, restore points, and the audit ledger unless "+audit.EnvLog+" is set (default $"+audit.EnvRunDir+" or the platform default); it must lie outside every allowed root and git work tree")
 	cmd.Flags().StringVar(&o.addr, "addr", server.DefaultAddr, "loopback ip:port to listen on (127.0.0.0/8 or [::1])")
 	cmd.Flags().DurationVar(&o.ttl, "proposal-ttl", server.DefaultTTL, "how long a proposal waits for a person before it expires")
 	cmd.Flags().IntVar(&o.maxPendingPerAgent, "max-pending-per-agent", server.DefaultMaxPendingPerAgent, "pending proposals one agent id may have; more are refused (HTTP 429) until some are decided or cancelled")
@@ -98,6 +108,10 @@ func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io
 			return &exitError{code: 1, err: fmt.Errorf("set %s: %w", audit.EnvRunDir, err)}
 		}
 	}
+	secretDir, err := gatewayStateCheck(runDir)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("the gateway did not start: %w", err)}
+	}
 	ledger, err := audit.FromEnv(g.logger())
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("the gateway did not start: %w", err)}
@@ -108,13 +122,14 @@ func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io
 		log.Info("agent policy loaded", "file", os.Getenv(policy.EnvPolicy))
 	}
 	srv, err := server.New(server.Config{
-		Addr:   o.addr,
-		RunDir: runDir,
-		TTL:    o.ttl,
-		Policy: pol,
-		Ledger: ledger,
-		Log:    log,
-		Out:    out,
+		Addr:      o.addr,
+		RunDir:    runDir,
+		SecretDir: secretDir,
+		TTL:       o.ttl,
+		Policy:    pol,
+		Ledger:    ledger,
+		Log:       log,
+		Out:       out,
 
 		MaxPendingPerAgent:     o.maxPendingPerAgent,
 		MaxPending:             o.maxPending,
@@ -243,7 +258,7 @@ func printTable(w io.Writer, views []server.View, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PREVIEW ID\tSTATUS\tOPERATION\tAGENT\tREPOSITORY\tNOTE")
 	for _, v := range views {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.PreviewID, v.Status, v.OperationType, v.AgentID, v.RepoPath, note(v, now))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(v.PreviewID), v.Status, printable(v.OperationType), printable(v.AgentID), printable(v.RepoPath), printable(note(v, now)))
 	}
 	_ = tw.Flush()
 }
@@ -268,6 +283,18 @@ func note(v server.View, now time.Time) string {
 		return oneLine(r.Message, 60)
 	}
 	return ""
+}
+
+// printable replaces every rune a terminal would not print as itself
+// (escape sequences, other control characters, bidirectional overrides)
+// with U+FFFD.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 // oneLine flattens s to one line of at most n characters.
@@ -317,11 +344,24 @@ func newGatewayApproveCmd(o *gatewayOptions) *cobra.Command {
 		Short: "Approve a pending proposal; the gateway executes it",
 		Long: "approve approves a pending proposal. A hard reset needs --confirm-branch with the branch name,\n" +
 			"a force-with-lease push --force-push, a plan with destructive steps --steps listing each of\n" +
-			"them (0-based); `fluxgit gateway show ID` prints what the proposal requires under review.requires.",
+			"them (0-based); `fluxgit gateway show ID` prints what the proposal requires under review.requires.\n\n" +
+			"approve shows the proposal on the terminal and goes ahead only when you type yes there: it\n" +
+			"reads the terminal itself (/dev/tty, the Windows console), never stdin, so an agent running it\n" +
+			"from its own shell is refused.",
 		Args: idArg("approve"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := gatewayClient(o)
 			if err != nil {
+				return err
+			}
+			cur, err := c.Show(cmd.Context(), args[0])
+			if err != nil {
+				return clientErr(err)
+			}
+			if err := missingConfirmations(cur, req); err != nil {
+				return err
+			}
+			if err := confirmOnTerminal("approve", describe("Approve", cur)); err != nil {
 				return err
 			}
 			v, err := c.Approve(cmd.Context(), args[0], req)
@@ -365,13 +405,22 @@ func newGatewayRejectCmd(o *gatewayOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reject ID --reason TEXT",
 		Short: "Reject a pending proposal; the agent reads the reason",
-		Args:  idArg("reject"),
+		Long: "reject rejects a pending proposal after you type yes on the terminal (read from the\n" +
+			"terminal itself, never stdin: an agent's shell is refused).",
+		Args: idArg("reject"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(reason) == "" {
 				return &exitError{code: exitUsage, err: errors.New("reject needs --reason TEXT: the agent reads it to decide what to do next")}
 			}
 			c, err := gatewayClient(o)
 			if err != nil {
+				return err
+			}
+			cur, err := c.Show(cmd.Context(), args[0])
+			if err != nil {
+				return clientErr(err)
+			}
+			if err := confirmOnTerminal("reject", describe("Reject", cur)+"\nReason the agent reads: "+printable(oneLine(reason, 200))); err != nil {
 				return err
 			}
 			v, err := c.Reject(cmd.Context(), args[0], reason)
@@ -400,6 +449,13 @@ func newGatewayReconcileCmd(o *gatewayOptions) *cobra.Command {
 			}
 			c, err := gatewayClient(o)
 			if err != nil {
+				return err
+			}
+			cur, err := c.Show(cmd.Context(), args[0])
+			if err != nil {
+				return clientErr(err)
+			}
+			if err := confirmOnTerminal("reconcile", describe("Record as "+as+":", cur)); err != nil {
 				return err
 			}
 			v, err := c.Reconcile(cmd.Context(), args[0], as, noteText)
@@ -433,6 +489,9 @@ func newGatewayUndoCmd(o *gatewayOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := confirmOnTerminal("undo", "Undo the latest restore point of "+abs+" (git reset --keep to before it)?"); err != nil {
+				return err
+			}
 			u, err := c.Undo(cmd.Context(), abs)
 			if err != nil {
 				return clientErr(err)
@@ -443,4 +502,51 @@ func newGatewayUndoCmd(o *gatewayOptions) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&repo, "repo", "", "the repository (required)")
 	return cmd
+}
+
+// describe is the proposal as the terminal confirmation shows it. Every
+// field but the verb comes from the agent: control characters are
+// replaced, so escape sequences cannot repaint the question.
+func describe(verb string, v server.View) string {
+	s := fmt.Sprintf("%s %s: %s in %s, proposed by agent %q", verb, printable(v.PreviewID), printable(v.OperationType), printable(v.RepoPath), printable(v.AgentID))
+	if r := printable(oneLine(v.Reason, 200)); r != "" {
+		s += "\nThe agent's reason: " + r
+	}
+	return s + "\n(`fluxgit gateway show " + v.PreviewID + "` prints all of it.)"
+}
+
+// missingConfirmations names the flag for each confirmation the proposal
+// needs and the command line lacks, before the person is asked anything.
+func missingConfirmations(v server.View, req server.ApproveRequest) error {
+	if v.Status != journal.Pending || len(v.Review) == 0 {
+		return nil // the gateway's own refusal says what is wrong
+	}
+	var rv execute.Review
+	if err := json.Unmarshal(v.Review, &rv); err != nil {
+		return nil
+	}
+	var miss []string
+	if want := rv.Requires.TypeBranch; want != "" && req.TypedBranch != want {
+		miss = append(miss, fmt.Sprintf("--confirm-branch %s (the branch this hard reset moves, typed to confirm it)", want))
+	}
+	var steps []string
+	for _, st := range rv.Requires.DestructiveSteps {
+		if !slices.Contains(req.Steps, st) {
+			steps = append(steps, strconv.Itoa(st))
+		}
+	}
+	if len(steps) > 0 {
+		all := make([]string, 0, len(rv.Requires.DestructiveSteps))
+		for _, st := range rv.Requires.DestructiveSteps {
+			all = append(all, strconv.Itoa(st))
+		}
+		miss = append(miss, fmt.Sprintf("--steps %s (every destructive plan step, 0-based; missing %s)", strings.Join(all, ","), strings.Join(steps, ",")))
+	}
+	if rv.Requires.ForcePush && !req.ForcePush {
+		miss = append(miss, "--force-push (this push is a force-with-lease push)")
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("approving %s needs %s; nothing changed", v.PreviewID, strings.Join(miss, " and "))}
 }

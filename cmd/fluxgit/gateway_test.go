@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +18,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/fluxgit/fluxgit/gateway/server"
+	"github.com/fluxgit/fluxgit/host/repopath"
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 )
 
 type lockedBuffer struct {
@@ -64,8 +67,48 @@ func gatewayEnv(t *testing.T) string {
 	}
 	t.Setenv("FLUXGIT_RUN_DIR", dir)
 	t.Setenv("FLUXGIT_MCP_AUDIT_DISABLED", "1")
+	secret, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(secret, 0o700); err != nil { // the gateway insists
+		t.Fatal(err)
+	}
+	t.Setenv(credpaths.EnvSecretDir, secret)
+	t.Setenv(repopath.EnvAllowedRoots, "")
+	os.Unsetenv(repopath.EnvAllowedRoots)
 	return dir
 }
+
+// scriptedTerminal is a terminal whose person types answer; what the
+// command writes to it is kept in shown.
+type scriptedTerminal struct {
+	in    *strings.Reader
+	shown *lockedBuffer
+}
+
+func (s scriptedTerminal) Read(p []byte) (int, error)  { return s.in.Read(p) }
+func (s scriptedTerminal) Write(p []byte) (int, error) { return s.shown.Write(p) }
+func (scriptedTerminal) Close() error                  { return nil }
+
+// withTerminal makes openTerminal hand out a terminal where the person
+// types answer, or no terminal at all when answer is nil, for the rest of
+// the test.
+func withTerminal(t *testing.T, answer *string) *lockedBuffer {
+	t.Helper()
+	shown := &lockedBuffer{}
+	prev := openTerminal
+	t.Cleanup(func() { openTerminal = prev })
+	openTerminal = func() (io.ReadWriteCloser, error) {
+		if answer == nil {
+			return nil, errNoTerminal
+		}
+		return scriptedTerminal{in: strings.NewReader(*answer), shown: shown}, nil
+	}
+	return shown
+}
+
+func ptr(s string) *string { return &s }
 
 // A policy that cannot be loaded, or an address off loopback, stops the
 // gateway before it listens: non-zero exit, a message, no session file.
@@ -105,7 +148,7 @@ func TestGatewayRefusesToStart(t *testing.T) {
 			if strings.Contains(out.String(), "FLUXGIT_MCP_HANDSHAKE_ADDR") {
 				t.Fatalf("printed the start-up lines: %s", out)
 			}
-			if _, err := os.Stat(server.SessionPath(runDir)); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(server.SessionPath(os.Getenv(credpaths.EnvSecretDir), runDir)); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("session file: %v", err)
 			}
 		})
@@ -135,7 +178,7 @@ func TestGatewayCommands(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Errorf("gateway: %v", err)
 		}
-		if _, err := os.Stat(server.SessionPath(runDir)); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(server.SessionPath(os.Getenv(credpaths.EnvSecretDir), runDir)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("session file after exit: %v", err)
 		}
 	}()
@@ -170,33 +213,47 @@ func TestGatewayCommands(t *testing.T) {
 		}
 		return id
 	}
-	first, second := propose("first"), propose("second")
+	first, second, third := propose("first"), propose("second"), propose("third")
 
 	for _, tc := range []struct {
-		name string
-		args []string
-		code int
-		says []string
+		name   string
+		args   []string
+		answer *string // typed on the terminal; nil: no terminal
+		code   int
+		says   []string
 	}{
-		{"list", []string{"list"}, 0, []string{"PREVIEW ID", first, second, "pending", "branch", "cli-test", "expires in"}},
-		{"list by status", []string{"list", "--status", "completed"}, 0, []string{"No proposals."}},
-		{"show", []string{"show", first}, 0, []string{`"previewId": "` + first + `"`, `"review"`}},
-		{"show unknown", []string{"show", "nope"}, 1, nil},
-		{"show without id", []string{"show"}, exitUsage, nil},
-		{"reject without reason", []string{"reject", first}, exitUsage, nil},
-		{"reject", []string{"reject", first, "--reason", "not this one"}, 0, []string{"Rejected " + first}},
-		{"approve rejected", []string{"approve", first}, 1, nil},
-		{"approve and wait", []string{"approve", second, "--wait"}, 0, []string{"Approved " + second, second + ": completed"}},
-		{"reconcile needs as", []string{"reconcile", second}, exitUsage, nil},
-		{"reconcile finished", []string{"reconcile", second, "--as", "failed"}, 1, nil},
-		{"list after", []string{"list"}, 0, []string{"rejected", "reason: not this one", "completed"}},
-		{"undo needs repo", []string{"undo"}, exitUsage, nil},
+		{"list", []string{"list"}, nil, 0, []string{"PREVIEW ID", first, second, "pending", "branch", "cli-test", "expires in"}},
+		{"list by status", []string{"list", "--status", "completed"}, nil, 0, []string{"No proposals."}},
+		{"show", []string{"show", first}, nil, 0, []string{`"previewId": "` + first + `"`, `"review"`}},
+		{"show unknown", []string{"show", "nope"}, nil, 1, nil},
+		{"show without id", []string{"show"}, nil, exitUsage, nil},
+		{"reject without reason", []string{"reject", first}, nil, exitUsage, nil},
+		{"reject without a terminal", []string{"reject", first, "--reason", "no"}, nil, 1, nil},
+		{"reject", []string{"reject", first, "--reason", "not this one"}, ptr("yes\n"), 0, []string{"Rejected " + first}},
+		{"approve rejected", []string{"approve", first}, ptr("yes\n"), 1, nil},
+		{"approve without a terminal", []string{"approve", second}, nil, 1, nil},
+		{"approve answered no", []string{"approve", second}, ptr("no\n"), 1, nil},
+		{"approve answered nothing", []string{"approve", second}, ptr(""), 1, nil},
+		{"approve and wait", []string{"approve", second, "--wait"}, ptr("yes\n"), 0, []string{"Approved " + second, second + ": completed"}},
+		{"reconcile needs as", []string{"reconcile", second}, nil, exitUsage, nil},
+		{"reconcile finished", []string{"reconcile", second, "--as", "failed"}, ptr("yes\n"), 1, nil},
+		{"undo without a terminal", []string{"undo", "--repo", repo}, nil, 1, nil},
+		{"list after", []string{"list", "--status", "pending"}, nil, 0, []string{third}},
+		{"list all after", []string{"list"}, nil, 0, []string{"rejected", "reason: not this one", "completed"}},
+		{"undo needs repo", []string{"undo"}, nil, exitUsage, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			shown := withTerminal(t, tc.answer)
 			out := &lockedBuffer{}
 			err := runCmd(context.Background(), out, append([]string{"gateway"}, tc.args...)...)
 			if exitCode(err) != tc.code {
 				t.Fatalf("exit %d (%v), want %d; output:\n%s", exitCode(err), err, tc.code, out)
+			}
+			if strings.HasSuffix(tc.name, "without a terminal") && !strings.Contains(err.Error(), "needs a person at an interactive terminal") {
+				t.Fatalf("refusal without a terminal does not say a person must run it: %v", err)
+			}
+			if tc.answer != nil && len(tc.args) > 1 && tc.code == 0 && !strings.Contains(shown.String(), tc.args[1]) {
+				t.Fatalf("the terminal was not shown the proposal %s: %q", tc.args[1], shown)
 			}
 			if tc.code != 0 && err != nil && err.Error() == "" {
 				t.Fatal("a failure without a message")
@@ -213,5 +270,57 @@ func TestGatewayCommands(t *testing.T) {
 	}
 	if err := exec.Command("git", "-C", repo, "rev-parse", "--verify", "-q", "refs/heads/first").Run(); err == nil {
 		t.Fatal("the rejected branch was created")
+	}
+}
+
+// What the terminal shows of a proposal is the agent's text with control
+// characters replaced: an escape sequence in the reason cannot clear the
+// line and repaint the question.
+func TestDescribeReplacesControlCharacters(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain reason", "plain reason"},
+		{"hide\x1b[2K\rApprove nothing", "hide\uFFFD[2K Approve nothing"},
+		{"rtl \u202etxt.exe", "rtl \uFFFDtxt.exe"},
+		{"bell\a", "bell\uFFFD"},
+	} {
+		got := describe("Approve", server.View{PreviewID: "p1", OperationType: "branch", RepoPath: "/r", AgentID: "a", Reason: tc.in})
+		if !strings.Contains(got, "The agent's reason: "+tc.want+"\n") || strings.ContainsAny(got, "\x1b\a\r\u202e") {
+			t.Errorf("describe(reason %q) = %q, want the reason shown as %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// A confirmation the proposal needs is named by the flag that carries it.
+func TestMissingConfirmationsNameTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		review string
+		req    server.ApproveRequest
+		says   []string // "" means no refusal
+	}{
+		{"hard reset", `{"requires":{"typeBranch":"main"}}`, server.ApproveRequest{}, []string{"--confirm-branch main"}},
+		{"hard reset, wrong branch", `{"requires":{"typeBranch":"main"}}`, server.ApproveRequest{TypedBranch: "mian"}, []string{"--confirm-branch main"}},
+		{"hard reset, confirmed", `{"requires":{"typeBranch":"main"}}`, server.ApproveRequest{TypedBranch: "main"}, nil},
+		{"force push", `{"requires":{"forcePush":true}}`, server.ApproveRequest{}, []string{"--force-push"}},
+		{"plan steps", `{"requires":{"destructiveSteps":[0,2]}}`, server.ApproveRequest{Steps: []int{0}}, []string{"--steps 0,2", "missing 2"}},
+		{"nothing required", `{"requires":{}}`, server.ApproveRequest{}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := missingConfirmations(server.View{PreviewID: "p1", Status: "pending", Review: json.RawMessage(tc.review)}, tc.req)
+			if len(tc.says) == 0 {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || exitCode(err) != exitUsage {
+				t.Fatalf("err %v (exit %d), want a usage refusal", err, exitCode(err))
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("%q does not name %q", err, s)
+				}
+			}
+		})
 	}
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // cliPrefix is the terminal CLI's API. Every request needs the bearer
-// secret from the session file, which only the person's account can read.
+// secret from the session file, which lies in a private per-user directory
+// no read tool reaches (credpaths.ChooseSecretDir).
 const cliPrefix = "/cli/v1/"
 
 // cliAPI serves the terminal CLI: list, show, approve, reject, reconcile,
@@ -26,7 +27,7 @@ func (s *Server) cliAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	if !s.bearerOK(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="fluxgit gateway"`)
-		writeError(w, http.StatusUnauthorized, "the CLI API needs Authorization: Bearer <secret> from the gateway's session.json; use the fluxgit gateway commands")
+		writeError(w, http.StatusUnauthorized, "the CLI API needs Authorization: Bearer <secret> from the gateway's session file; use the fluxgit gateway commands")
 		return
 	}
 	rest := strings.TrimPrefix(r.URL.EscapedPath(), cliPrefix)

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 )
 
 // Client talks to a running gateway's CLI API on a person's behalf.
@@ -32,12 +34,26 @@ type APIError struct {
 
 func (e *APIError) Error() string { return e.Msg }
 
-// ReadSession reads the session file of the gateway running on runDir.
+// ReadSession reads the session file of the gateway running on runDir,
+// looking in each of credpaths.SecretDirs in turn (the gateway wrote it in
+// the first one no read tool reaches, which may depend on roots the CLI's
+// environment does not name).
 func ReadSession(runDir string) (Session, error) {
-	p := SessionPath(runDir)
-	b, err := os.ReadFile(p)
+	dirs := credpaths.SecretDirs()
+	var (
+		b   []byte
+		p   string
+		err error = fs.ErrNotExist
+	)
+	for _, d := range dirs {
+		p = SessionPath(d, runDir)
+		if b, err = os.ReadFile(p); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return Session{}, fmt.Errorf("no fluxgit gateway is running on run directory %s (no %s); start one with `fluxgit gateway`, or pass the --run-dir it uses", runDir, p)
+		return Session{}, fmt.Errorf("no fluxgit gateway is running on run directory %s (no session file %s in %s); start one with `fluxgit gateway`, or pass the --run-dir it uses and run this with the same %s and XDG_RUNTIME_DIR",
+			runDir, credpaths.SessionFileName(runDir), strings.Join(dirs, ", "), credpaths.EnvSecretDir)
 	}
 	if err != nil {
 		return Session{}, fmt.Errorf("read gateway session: %w", err)

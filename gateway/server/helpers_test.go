@@ -19,7 +19,24 @@ import (
 	"github.com/fluxgit/fluxgit/gateway/execute"
 	"github.com/fluxgit/fluxgit/gateway/journal"
 	"github.com/fluxgit/fluxgit/internal/audit"
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 )
+
+// TestMain gives every test a private secret directory: no test may write
+// the person's own ($XDG_RUNTIME_DIR/fluxgit, ~/.cache/fluxgit/secret).
+func TestMain(m *testing.M) {
+	d, err := os.MkdirTemp("", "fluxgit-secret-")
+	if err != nil {
+		panic(err)
+	}
+	if d, err = filepath.EvalSymlinks(d); err != nil {
+		panic(err)
+	}
+	os.Setenv(credpaths.EnvSecretDir, d)
+	code := m.Run()
+	os.RemoveAll(d)
+	os.Exit(code)
+}
 
 // gw is a gateway under test, serving on 127.0.0.1 and a free port.
 type gw struct {

@@ -31,6 +31,7 @@ import (
 	"github.com/fluxgit/fluxgit/gateway/journal"
 	"github.com/fluxgit/fluxgit/gateway/policy"
 	"github.com/fluxgit/fluxgit/internal/audit"
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 	"github.com/fluxgit/fluxgit/internal/privdir"
 )
 
@@ -70,10 +71,16 @@ type Config struct {
 	// Addr is the ip:port to listen on: an IP literal in 127.0.0.0/8 or
 	// ::1 (port 0 picks a free port). Empty means DefaultAddr.
 	Addr string
-	// RunDir is the FluxGit run directory; the journal, session file and
-	// lock live in RunDir/gateway, restore points in RunDir/rebase and
-	// RunDir/repos.
+	// RunDir is the FluxGit run directory; the journal and lock live in
+	// RunDir/gateway, restore points in RunDir/rebase and RunDir/repos.
+	// The session secret never does: read tools take a run directory as
+	// an argument, and a run directory may lie inside a project.
 	RunDir string
+	// SecretDir is the private per-user directory the session file is
+	// written to (credpaths.SessionFileName(RunDir) inside it); it must
+	// lie where no read tool reaches (credpaths.Reachable). Empty means
+	// credpaths.ChooseSecretDir(nil).
+	SecretDir string
 	// TTL is how long a proposal stays pending; 0 means DefaultTTL.
 	TTL time.Duration
 	// Policy is the agent policy; nil allows every agent every operation
@@ -128,6 +135,7 @@ type Server struct {
 	port    string
 	secret  string
 	dir     string // RunDir/gateway
+	session string // the session file, in Config.SecretDir
 	lock    *os.File
 	journal *journal.Journal
 	exec    *execute.Executor
@@ -174,13 +182,31 @@ func New(cfg Config) (*Server, error) {
 		}
 		return nil, fmt.Errorf("gateway directory %s: %w", dir, err)
 	}
+	if cfg.SecretDir == "" {
+		d, err := credpaths.ChooseSecretDir(nil)
+		if err != nil {
+			return nil, err
+		}
+		cfg.SecretDir = d
+	}
+	if !filepath.IsAbs(cfg.SecretDir) {
+		return nil, fmt.Errorf("gateway secret directory %q must be an absolute path", cfg.SecretDir)
+	}
+	if err := privdir.Check(cfg.SecretDir, privdir.Options{Label: "gateway secret directory", Create: true}); err != nil {
+		var pe *privdir.Error
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%w. %s", err, pe.Fix())
+		}
+		return nil, fmt.Errorf("gateway secret directory %s: %w", cfg.SecretDir, err)
+	}
 	s := &Server{
-		cfg:  cfg,
-		log:  cfg.Log,
-		dir:  dir,
-		now:  time.Now,
-		wake: make(chan struct{}, 1),
-		subs: map[int]chan Change{},
+		cfg:     cfg,
+		log:     cfg.Log,
+		dir:     dir,
+		session: SessionPath(cfg.SecretDir, cfg.RunDir),
+		now:     time.Now,
+		wake:    make(chan struct{}, 1),
+		subs:    map[int]chan Change{},
 	}
 	lock, err := lockFile(filepath.Join(dir, "gateway.lock"))
 	if err != nil {
@@ -245,17 +271,31 @@ func (s *Server) Secret() string { return s.secret }
 // Handler is the gateway's whole HTTP handler (Host check included).
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Session is the content of RunDir/gateway/session.json, which tells the
-// terminal CLI where the running gateway is and how to authenticate.
+// Session is the content of the session file, which tells the terminal
+// CLI where the running gateway is and how to authenticate.
 type Session struct {
 	Addr      string `json:"addr"`
 	Secret    string `json:"secret"`
 	PID       int    `json:"pid"`
 	StartedAt string `json:"startedAt"`
+	// RunDir is the run directory the gateway serves, so that a reader
+	// can tell the file is the one it looked for.
+	RunDir string `json:"runDir,omitempty"`
 }
 
-// SessionPath is where a gateway on runDir keeps its session file.
-func SessionPath(runDir string) string { return filepath.Join(runDir, "gateway", "session.json") }
+// SessionPath is where a gateway on runDir keeps its session file when
+// its secret directory is secretDir.
+func SessionPath(secretDir, runDir string) string {
+	return filepath.Join(secretDir, credpaths.SessionFileName(runDir))
+}
+
+// LegacySessionPath is where gateways before issue 22 kept the session
+// file: inside the run directory, where a read tool could open it. A
+// gateway removes a file left there when it starts.
+func LegacySessionPath(runDir string) string { return filepath.Join(runDir, "gateway", "session.json") }
+
+// SessionPath is this gateway's session file.
+func (s *Server) SessionPath() string { return s.session }
 
 // Serve settles the proposals an earlier run left behind, announces the
 // gateway, serves until ctx ends, then shuts down: the execution in
@@ -268,10 +308,15 @@ func (s *Server) Serve(ctx context.Context) error {
 	if err := s.startup(ctx); err != nil {
 		return err
 	}
+	// A secret an older gateway left in the run directory is still a
+	// live credential's shape: remove it before announcing.
+	if err := os.Remove(LegacySessionPath(s.cfg.RunDir)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove the old session file %s (it must not stay where read tools reach): %w", LegacySessionPath(s.cfg.RunDir), err)
+	}
 	if err := s.writeSession(); err != nil {
 		return err
 	}
-	defer os.Remove(SessionPath(s.cfg.RunDir))
+	defer os.Remove(s.session)
 	fmt.Fprintf(s.cfg.Out, "FLUXGIT_MCP_HANDSHAKE_ADDR=%s\n", s.addr)
 	fmt.Fprintf(s.cfg.Out, "Approval page: http://%s/?s=%s\n", s.addr, s.secret)
 
@@ -338,11 +383,12 @@ func (s *Server) writeSession() error {
 		Secret:    s.secret,
 		PID:       os.Getpid(),
 		StartedAt: stamp(s.now()),
+		RunDir:    s.cfg.RunDir,
 	}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode session file: %w", err)
 	}
-	return writeFileAtomic(SessionPath(s.cfg.RunDir), append(b, '\n'), 0o600)
+	return writeFileAtomic(s.session, append(b, '\n'), 0o600)
 }
 
 // writeFileAtomic writes path through a temporary file in the same

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fluxgit/fluxgit/gateway/journal"
 	"github.com/fluxgit/fluxgit/gateway/policy"
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 )
 
 func TestCheckLoopback(t *testing.T) {
@@ -58,7 +59,13 @@ func TestSessionLockAndStartLines(t *testing.T) {
 	if len(g.s.Secret()) != 43 { // 32 bytes, unpadded base64url
 		t.Fatalf("secret %q is not 32 random bytes in base64url", g.s.Secret())
 	}
-	p := SessionPath(g.runDir)
+	p := g.s.SessionPath()
+	if want := SessionPath(os.Getenv(credpaths.EnvSecretDir), g.runDir); p != want {
+		t.Fatalf("session file %s, want %s", p, want)
+	}
+	if strings.HasPrefix(p, g.runDir+string(filepath.Separator)) {
+		t.Fatalf("the session file %s lies in the run directory %s, which read tools take as an argument", p, g.runDir)
+	}
 	fi, err := os.Stat(p)
 	if err != nil {
 		t.Fatal(err)
@@ -596,4 +603,30 @@ func TestStartupReconciliation(t *testing.T) {
 	if hasBranch(t, repo, "interrupted") {
 		t.Fatal("the interrupted proposal was re-run")
 	}
+}
+
+// A session file an older gateway left in the run directory, where a read
+// tool could open it, is removed when a gateway starts; the secret is
+// written only to the secret directory.
+func TestLegacySessionFileRemoved(t *testing.T) {
+	runDir := realDir(t, t.TempDir())
+	legacy := LegacySessionPath(runDir)
+	if err := os.MkdirAll(filepath.Dir(legacy), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(legacy, []byte(`{"addr":"127.0.0.1:1","secret":"old"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := start(t, runDir, nil)
+	if _, err := os.Stat(legacy); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the old session file in the run directory survived the start: %v", err)
+	}
+	_ = filepath.WalkDir(runDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), g.s.Secret()) {
+				t.Errorf("%s in the run directory holds the secret", p)
+			}
+		}
+		return nil
+	})
 }

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // Environment variables whose values name a protected file or directory.
@@ -106,33 +105,13 @@ func Protected() []Path { return protected(os.Getenv) }
 
 func protected(getenv func(string) string) []Path {
 	out := fromEnv(getenv)
-	if d, err := SecretDir(); err == nil {
-		out = append(out, Path{Label: "gateway session secret", Path: Canonical(d), Dir: true})
-	}
-	// <run dir>/gateway holds the gateway's journal and, before issue 22,
+	// Every directory the gateway may keep its secret in, and
+	// <run dir>/gateway, which holds its journal and, before issue 22, held
 	// its session secret: a run directory inside a work tree must not make
 	// them readable.
-	if run := runDir(getenv); run != "" {
-		out = append(out, Path{Label: "gateway session and journal", Path: Canonical(filepath.Join(run, "gateway")), Dir: true})
-	}
+	out = append(out, gatewayProtected(getenv)...)
 	out = append(out, decodeList(getenv(EnvList))...)
 	return dedupe(out)
-}
-
-// runDir is the run directory as rundir computes it, with getenv for the
-// override so tests can drive it.
-func runDir(getenv func(string) string) string {
-	if d := strings.TrimSpace(getenv(EnvRunDir)); d != "" {
-		if a, err := filepath.Abs(d); err == nil {
-			return a
-		}
-		return ""
-	}
-	d, err := rundir.Dir()
-	if err != nil {
-		return ""
-	}
-	return d
 }
 
 // With returns list plus the file path under label (canonicalised); an
