@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
 )
 
 // Environment variables whose values name a protected file or directory.
