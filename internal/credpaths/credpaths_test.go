@@ -14,8 +14,8 @@ func TestProtectedFromEnvironment(t *testing.T) {
 		EnvRunDir:      run,
 		EnvAgentPolicy: filepath.Join(base, "policy.json"),
 		EnvList:        Export(host),
+		EnvSecretDir:   filepath.Join(base, "secret"),
 	}
-	t.Setenv(EnvSecretDir, filepath.Join(base, "secret"))
 	list := protected(func(k string) string { return env[k] })
 	for _, tc := range []struct {
 		path, label string
