@@ -46,6 +46,7 @@ func PluginSet(h Handler) plugin.PluginSet {
 // Serve runs h as a provider process until the host goes away. It never
 // returns normally.
 func Serve(h Handler) {
+	ignoreStopSignals()
 	go exitWithParent()
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
