@@ -53,7 +53,8 @@ func Serve(h Handler) {
 		Plugins:         PluginSet(h),
 		GRPCServer:      plugin.DefaultGRPCServer,
 		Logger: hclog.New(&hclog.LoggerOptions{
-			Name: "provider", Output: os.Stderr, JSONFormat: true, Level: hclog.Info,
+			// go-plugin's own notes below WARN are routine (issue 22).
+			Name: "provider", Output: os.Stderr, JSONFormat: true, Level: hclog.Warn,
 		}),
 	})
 }
