@@ -95,3 +95,45 @@ func TestSIGTERMProcessGroupFinishesInFlight(t *testing.T) {
 		}
 	}
 }
+
+// Finding 6 over stdio: SIGTERM to the process group lets the call in
+// flight finish with its real result (the signal ends the input as EOF
+// does), where it used to be cancelled with the providers killed under it.
+func TestSIGTERMProcessGroupStdio(t *testing.T) {
+	s := startServerWith(t, echoEnv(t), func(cmd *exec.Cmd) {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}, "serve")
+	initialize(t, s)
+	marker := filepath.Join(t.TempDir(), "sleep")
+	s.sendJSON(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": map[string]any{
+		"name": "echo.sleep", "arguments": map[string]any{"ms": 1500, "marker": marker}}})
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(marker + ".started"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the call never started:\n%s", s.stderr)
+		}
+	}
+	if err := os.Remove(marker + ".started"); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM); err != nil {
+		t.Fatalf("kill -TERM -%d: %v", s.cmd.Process.Pid, err)
+	}
+	line := s.next(30 * time.Second)
+	if !strings.Contains(line, `\"slept\":1500`) {
+		t.Fatalf("call in flight after SIGTERM to the group: %s\n%s", line, s.stderr)
+	}
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no exit after SIGTERM:\n%s", s.stderr)
+	}
+	if _, err := os.Stat(marker + ".started"); err == nil {
+		t.Fatalf("the call ran a second time:\n%s", s.stderr)
+	}
+	if strings.Contains(s.stderr.String(), "signal: terminated") {
+		t.Fatalf("a provider died of the group's SIGTERM:\n%s", s.stderr)
+	}
+}
