@@ -94,10 +94,32 @@ func TestHTTPStalledConnectionsClosed(t *testing.T) {
 		}
 	})
 	t.Run("idle", func(t *testing.T) {
-		c := rawConn(t, s, "")
-		_, _, took := answerAndClose(t, c, 15*time.Second)
-		if took > 10*time.Second {
-			t.Fatalf("an idle connection was kept %s", took)
+		// One whole request on a keep-alive connection, then silence: the
+		// connection closes after the idle deadline (2s here).
+		body := modernRequest(1, "tools/list", nil)
+		head := "POST /mcp HTTP/1.1\r\nHost: HOST\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+		for k, v := range modernHeaders("tools/list", "") {
+			head += k + ": " + v + "\r\n"
+		}
+		c := rawConn(t, s, head+fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
+		br := bufio.NewReader(c)
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("no answer to a whole request: %v", err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Close {
+			t.Fatalf("tools/list: %d (close %v), want 200 on a kept connection", resp.StatusCode, resp.Close)
+		}
+		start := time.Now()
+		_ = c.SetReadDeadline(start.Add(15 * time.Second))
+		if n, err := br.ReadByte(); err != io.EOF {
+			t.Fatalf("after the idle deadline: %q %v, want the connection closed", n, err)
+		}
+		if took := time.Since(start); took < time.Second || took > 10*time.Second {
+			t.Fatalf("the idle connection closed after %s, want about 2s", took)
 		}
 	})
 }

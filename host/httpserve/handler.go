@@ -455,7 +455,11 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int,
 		case errors.As(err, &mbe):
 			return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body exceeds the %d-byte limit; send smaller arguments", h.opts.MaxBodyBytes)
 		case errors.As(err, &ne) && ne.Timeout():
-			return nil, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %s of its headers (%d of %d declared bytes came); send the whole body at once", h.opts.BodyTimeout, len(body), r.ContentLength)
+			got := fmt.Sprintf("%d bytes came", len(body))
+			if r.ContentLength > 0 {
+				got = fmt.Sprintf("%d of %d declared bytes came", len(body), r.ContentLength)
+			}
+			return nil, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %s of its headers (%s); send the whole body at once", h.opts.BodyTimeout, got)
 		}
 		return nil, http.StatusBadRequest, "the request body could not be read: " + err.Error()
 	}
