@@ -30,8 +30,11 @@ func (h *Handler) guardBody(w http.ResponseWriter, r *http.Request) (http.Respon
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout))
 	body := &eofReader{r: r.Body}
-	r.Body = body // as http.MaxBytesReader is used: the server keeps its own reference
-	return &guardedWriter{ResponseWriter: w, rc: rc, body: body}, r
+	// A shallow copy: the server's own request keeps its body type, which
+	// net/http inspects when it answers (Expect: 100-continue).
+	r2 := r.WithContext(r.Context())
+	r2.Body = body
+	return &guardedWriter{ResponseWriter: w, rc: rc, body: body}, r2
 }
 
 // eofReader records whether its reader reached the end.
