@@ -248,7 +248,13 @@ var servingRE = regexp.MustCompile(`serving MCP over HTTP at (http://\S+)`)
 // returns the endpoint URL. The process is stopped when the test ends.
 func startConformanceServer(t *testing.T, sessionMode string) string {
 	t.Helper()
-	cmd := exec.Command(fluxgitBin, "serve", "--transport", "http", "--http-port", "0", "--session-mode", sessionMode)
+	args := []string{"serve", "--transport", "http", "--http-port", "0"}
+	// auto is the default: its runs pass no flag, so the suite shows that
+	// the default serves the conformance suite and the SDK clients.
+	if sessionMode != "auto" {
+		args = append(args, "--session-mode", sessionMode)
+	}
+	cmd := exec.Command(fluxgitBin, args...)
 	cmd.Dir = canonicalTempDir(t)
 	cmd.Env = conformanceEnv(t)
 	stderr, err := cmd.StderrPipe()

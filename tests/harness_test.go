@@ -97,8 +97,18 @@ func (l *lockedBuffer) String() string {
 
 func startServer(t testing.TB, env []string, args ...string) *server {
 	t.Helper()
+	return startServerWith(t, env, nil, args...)
+}
+
+// startServerWith is startServer with prepare applied to the command
+// before it starts (its own process group, say).
+func startServerWith(t testing.TB, env []string, prepare func(*exec.Cmd), args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(fluxgitBin, args...)
 	cmd.Env = env
+	if prepare != nil {
+		prepare(cmd)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

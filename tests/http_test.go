@@ -38,8 +38,18 @@ var endpointLine = regexp.MustCompile(`serving MCP over HTTP at (http://\S+)`)
 // with args added, and waits for its endpoint line.
 func startHTTP(t testing.TB, env []string, args ...string) *httpServer {
 	t.Helper()
+	return startHTTPWith(t, env, nil, args...)
+}
+
+// startHTTPWith is startHTTP with prepare applied to the command before it
+// starts (its own process group, say).
+func startHTTPWith(t testing.TB, env []string, prepare func(*exec.Cmd), args ...string) *httpServer {
+	t.Helper()
 	cmd := exec.Command(fluxgitBin, append([]string{"serve", "--transport", "http", "--http-port", "0"}, args...)...)
 	cmd.Env = env
+	if prepare != nil {
+		prepare(cmd)
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

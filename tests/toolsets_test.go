@@ -235,7 +235,7 @@ func TestToolsetBadValues(t *testing.T) {
 		{"unknown toolset", nil, []string{"--toolsets", "git,gti"}, `unknown toolset "gti": use a comma-separated list of git, fleet, restore, proposals, presence, roster, or all`},
 		{"unknown toolset from the environment", []string{"FLUXGIT_TOOLSETS=everything"}, nil, `FLUXGIT_TOOLSETS: unknown toolset "everything"`},
 		{"unknown tool", nil, []string{"--tools", "repo.status,repo.stats"}, "unknown tool repo.stats: known tools are agents.presence, commit.details"},
-		{"bad read-only value", []string{"FLUXGIT_READ_ONLY=maybe"}, nil, `FLUXGIT_READ_ONLY="maybe": use true or false (1 or 0)`},
+		{"bad read-only value", []string{"FLUXGIT_READ_ONLY=maybe"}, nil, `FLUXGIT_READ_ONLY="maybe": use true or false (1/0, true/false, yes/no or on/off)`},
 		{"bad compact value", []string{"FLUXGIT_COMPACT_SCHEMAS=yes please"}, nil, `FLUXGIT_COMPACT_SCHEMAS="yes please": use true or false`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

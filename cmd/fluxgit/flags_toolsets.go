@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/fluxgit/fluxgit/host/catalog"
+	"github.com/fluxgit/fluxgit/internal/envflag"
 )
 
 // toolsetOptions choose which tools serve offers (host/catalog.Selection).
@@ -40,9 +40,9 @@ func (o *toolsetOptions) resolve(f *pflag.FlagSet) (catalog.Selection, error) {
 		if !ok || f.Changed(flag) || strings.TrimSpace(v) == "" {
 			return nil
 		}
-		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		b, err := envflag.ParseBool(v)
 		if err != nil {
-			return fmt.Errorf("%s=%q: use true or false (1 or 0)", name, v)
+			return fmt.Errorf("%s=%q: use true or false (%s)", name, v, envflag.Spellings)
 		}
 		*dst = b
 		return nil

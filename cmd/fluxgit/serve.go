@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -117,12 +118,34 @@ func serve(ctx context.Context, g *globalOptions, o *httpOptions, sel catalog.Se
 	}
 
 	rpcLog := log.Named("rpc")
-	stream := rpc.NewStream(os.Stdin, os.Stdout, rpc.WithLogFunc(func(format string, args ...any) {
+	stream := rpc.NewStream(endOnSignal(ctx, stop, os.Stdin), os.Stdout, rpc.WithLogFunc(func(format string, args ...any) {
 		// Rejected frames are the client's problem, reported to it in the
 		// reply; keep them out of the log unless asked for.
 		rpcLog.Debug(fmt.Sprintf(format, args...))
 	}))
-	return srv.Serve(ctx, stream)
+	// The signal ends the input, not the session: see endOnSignal.
+	return srv.Serve(context.WithoutCancel(ctx), stream)
+}
+
+// endOnSignal returns r as it is read until ctx ends (SIGTERM or Ctrl-C),
+// then as if it had reached its end. The session then does what it does
+// on EOF: requests already received run to their replies (host/mcp's
+// drain grace) and reach the ledger, and the process exits, instead of
+// cancelling them. A second signal kills at once (stop restores the
+// default handling). The goroutine copying r may stay blocked in a read
+// of stdin; the process is exiting.
+func endOnSignal(ctx context.Context, stop func(), r io.Reader) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, r)
+		_ = pw.CloseWithError(err)
+	}()
+	go func() {
+		<-ctx.Done()
+		stop()
+		_ = pw.Close()
+	}()
+	return pr
 }
 
 // presenceRecord is this process's presence record (host/presence), or

@@ -19,6 +19,7 @@ import (
 	"github.com/fluxgit/fluxgit/host/httpauth"
 	"github.com/fluxgit/fluxgit/host/httpserve"
 	"github.com/fluxgit/fluxgit/host/mcp"
+	"github.com/fluxgit/fluxgit/internal/envflag"
 )
 
 // httpOptions are serve's transport flags; each falls back to its
@@ -32,6 +33,53 @@ type httpOptions struct {
 	allowedHosts   []string
 	allowedOrigins []string
 	authMode       string
+	maxConns       int
+	// testTimeouts is the hidden --http-test-timeouts flag (see
+	// parseTestTimeouts); tests only.
+	testTimeouts string
+	timeouts     httpTimeouts
+}
+
+// httpTimeouts are the HTTP server's deadlines. The defaults suit real
+// clients; tests shorten them with --http-test-timeouts so that no test
+// waits on the wall clock for half a minute.
+type httpTimeouts struct {
+	header    time.Duration // the request line and headers (http.Server.ReadHeaderTimeout)
+	body      time.Duration // the body, after the headers (httpserve.Options.BodyTimeout)
+	idle      time.Duration // a keep-alive connection between requests (http.Server.IdleTimeout)
+	keepAlive time.Duration // SSE comments on a quiet long-lived stream
+}
+
+var defaultHTTPTimeouts = httpTimeouts{header: 10 * time.Second, body: httpserve.DefaultBodyTimeout, idle: 2 * time.Minute, keepAlive: httpserve.DefaultKeepAlive}
+
+// parseTestTimeouts reads "header=200ms,body=300ms,idle=1s,keepalive=100ms"
+// (any subset) over the defaults.
+func parseTestTimeouts(v string) (httpTimeouts, error) {
+	t := defaultHTTPTimeouts
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(part, "=")
+		d, err := time.ParseDuration(strings.TrimSpace(val))
+		if !ok || err != nil || d <= 0 {
+			return t, fmt.Errorf("--http-test-timeouts: %q is not name=duration (a positive Go duration such as 300ms)", part)
+		}
+		switch strings.TrimSpace(k) {
+		case "header":
+			t.header = d
+		case "body":
+			t.body = d
+		case "idle":
+			t.idle = d
+		case "keepalive":
+			t.keepAlive = d
+		default:
+			return t, fmt.Errorf("--http-test-timeouts: unknown deadline %q (header, body, idle, keepalive)", k)
+		}
+	}
+	return t, nil
 }
 
 // HTTP defaults (README.md, HTTP).
@@ -45,10 +93,13 @@ func (o *httpOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.host, "http-host", defaultHTTPHost, "HTTP listen host (env MCP_HTTP_HOST); a non-loopback host needs authentication")
 	f.IntVar(&o.port, "http-port", defaultHTTPPort, "HTTP listen port, 0 for any free one (env MCP_HTTP_PORT)")
 	f.StringVar(&o.path, "http-path", httpserve.DefaultPath, "HTTP endpoint path (env MCP_HTTP_PATH)")
-	f.StringVar(&o.sessionMode, "session-mode", string(httpserve.Stateless), "legacy HTTP sessions: auto, stateful or stateless (env MCP_SESSION_MODE)")
+	f.StringVar(&o.sessionMode, "session-mode", string(httpserve.Auto), "legacy HTTP sessions: auto (a client that initializes gets a session), stateful or stateless (env MCP_SESSION_MODE)")
 	f.StringSliceVar(&o.allowedHosts, "allowed-hosts", nil, "extra Host names accepted besides loopback ones, * for any (env MCP_HTTP_ALLOWED_HOSTS, comma-separated)")
 	f.StringSliceVar(&o.allowedOrigins, "allowed-origins", nil, "extra browser Origins accepted besides loopback ones (env MCP_HTTP_ALLOWED_ORIGINS, comma-separated)")
 	f.StringVar(&o.authMode, "auth-mode", "none", "HTTP authentication: none, jwt or oauth (env MCP_AUTH_MODE; the other settings are MCP_JWT_* and MCP_OAUTH_*)")
+	f.IntVar(&o.maxConns, "http-max-connections", httpserve.DefaultMaxConnections, "HTTP connections open at once; more are answered 503 (env MCP_HTTP_MAX_CONNECTIONS)")
+	f.StringVar(&o.testTimeouts, "http-test-timeouts", "", "tests only: shorter HTTP deadlines, e.g. header=200ms,body=300ms,idle=1s,keepalive=100ms")
+	_ = f.MarkHidden("http-test-timeouts")
 }
 
 // resolve applies the environment to every flag not given, and checks.
@@ -94,6 +145,14 @@ func (o *httpOptions) resolve(f *pflag.FlagSet) error {
 		{"allowed-hosts", "MCP_HTTP_ALLOWED_HOSTS", list(&o.allowedHosts)},
 		{"allowed-origins", "MCP_HTTP_ALLOWED_ORIGINS", list(&o.allowedOrigins)},
 		{"auth-mode", httpauth.EnvAuthMode, str(&o.authMode)},
+		{"http-max-connections", "MCP_HTTP_MAX_CONNECTIONS", func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("%q is not a number", v)
+			}
+			o.maxConns = n
+			return nil
+		}},
 	} {
 		if err := env(e.flag, e.name, e.apply); err != nil {
 			return err
@@ -112,6 +171,14 @@ func (o *httpOptions) resolve(f *pflag.FlagSet) error {
 	if !strings.HasPrefix(o.path, "/") {
 		return fmt.Errorf("HTTP path %q must begin with / (--http-path, MCP_HTTP_PATH)", o.path)
 	}
+	if o.maxConns < 1 {
+		return fmt.Errorf("HTTP connection limit %d must be at least 1 (--http-max-connections, MCP_HTTP_MAX_CONNECTIONS)", o.maxConns)
+	}
+	t, err := parseTestTimeouts(o.testTimeouts)
+	if err != nil {
+		return err
+	}
+	o.timeouts = t
 	o.authMode = strings.ToLower(strings.TrimSpace(o.authMode))
 	switch httpauth.Mode(o.authMode) {
 	case httpauth.ModeNone, httpauth.ModeJWT, httpauth.ModeOAuth:
@@ -167,7 +234,9 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, o *httpOptions, lg hclog.Lo
 		AllowedOrigins: o.allowedOrigins,
 		Middleware:     mw,
 		Subject:        subject,
-		Stats:          os.Getenv("FLUXGIT_HTTP_STATS") == "1",
+		Stats:          envflag.Set("FLUXGIT_HTTP_STATS"),
+		BodyTimeout:    o.timeouts.body,
+		KeepAlive:      o.timeouts.keepAlive,
 		Log:            lg.Named("http"),
 	})
 	if err != nil {
@@ -177,10 +246,12 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, o *httpOptions, lg hclog.Lo
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("listen: %w", err)}
 	}
+	// Every loopback client is 127.0.0.1: the cap is on the total.
+	ln = httpserve.LimitListener(ln, o.maxConns)
 	hs := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: o.timeouts.header,
+		IdleTimeout:       o.timeouts.idle,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          log.New(lg.Named("http").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}), "", 0),
 	}

@@ -70,6 +70,17 @@ const (
 	// DefaultWriteTimeout bounds one write to a client; a client that
 	// stops reading loses its stream instead of holding server memory.
 	DefaultWriteTimeout = 15 * time.Second
+	// DefaultBodyTimeout bounds how long a request's body may take to
+	// arrive, counted from the end of its headers: a client that declares
+	// a Content-Length and stalls loses its connection instead of holding
+	// it forever (issue 22, finding 5). Long-lived streams are not bound
+	// by it: a GET has no body, and a subscriptions/listen POST's body is
+	// read before its stream starts.
+	DefaultBodyTimeout = 30 * time.Second
+	// DefaultKeepAlive is how often a quiet long-lived stream gets an SSE
+	// comment, so intermediaries keep it open and a vanished client is
+	// noticed.
+	DefaultKeepAlive = 20 * time.Second
 )
 
 // Options configures a Handler.
@@ -77,6 +88,7 @@ type Options struct {
 	Server *mcp.Server
 	// Path is the MCP endpoint (DefaultPath).
 	Path string
+	// Mode is the legacy session mode (Auto when empty).
 	Mode Mode
 	// AllowedHosts are host names accepted in the Host header besides the
 	// loopback names; "*" accepts any. Empty with a loopback listener
@@ -91,6 +103,11 @@ type Options struct {
 	MaxInFlight    int
 	IdleTimeout    time.Duration
 	WriteTimeout   time.Duration
+	// BodyTimeout bounds the arrival of a request body (DefaultBodyTimeout).
+	BodyTimeout time.Duration
+	// KeepAlive is the SSE keep-alive interval of long-lived streams
+	// (DefaultKeepAlive).
+	KeepAlive time.Duration
 	// Middleware wraps the MCP endpoint, normally an authenticator
 	// (host/httpauth's Authenticator.Wrap); it runs after the Origin and
 	// Host checks.
@@ -133,7 +150,10 @@ func New(opts Options) (*Handler, error) {
 		return nil, fmt.Errorf("httpserve: path %q must begin with /", opts.Path)
 	}
 	if opts.Mode == "" {
-		opts.Mode = Stateless
+		// Sessions by default: logging/setLevel, resources/subscribe and
+		// the GET stream need one, and the clients people try first (the
+		// MCP Inspector) use them.
+		opts.Mode = Auto
 	}
 	if _, err := ParseMode(string(opts.Mode)); err != nil {
 		return nil, fmt.Errorf("httpserve: %w", err)
@@ -155,6 +175,12 @@ func New(opts Options) (*Handler, error) {
 	}
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = DefaultKeepAlive
 	}
 	log := opts.Log
 	if log == nil {
@@ -178,6 +204,7 @@ func (h *Handler) Path() string { return h.opts.Path }
 // else is 404. Metadata routes the middleware serves (OAuth
 // protected-resource metadata) reach it too.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w, r = h.guardBody(w, r)
 	if status, why := h.checkOrigin(r); status != 0 {
 		writeRPCError(w, status, nil, -32600, why)
 		return
@@ -413,21 +440,29 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	}
 }
 
-// readBody reads a POST body up to MaxBodyBytes.
+// readBody reads a POST body up to MaxBodyBytes, within the deadline
+// guardBody set. Only a body read whole lifts the deadline: the
+// connection then idles, or streams, as long as its response needs.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
 	if r.ContentLength > h.opts.MaxBodyBytes {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body of %d bytes exceeds the %d-byte limit", r.ContentLength, h.opts.MaxBodyBytes)
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(time.Minute))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
-	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
 			return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body exceeds the %d-byte limit; send smaller arguments", h.opts.MaxBodyBytes)
+		case errors.As(err, &ne) && ne.Timeout():
+			got := fmt.Sprintf("%d bytes came", len(body))
+			if r.ContentLength > 0 {
+				got = fmt.Sprintf("%d of %d declared bytes came", len(body), r.ContentLength)
+			}
+			return nil, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %s of its headers (%s); send the whole body at once", h.opts.BodyTimeout, got)
 		}
 		return nil, http.StatusBadRequest, "the request body could not be read: " + err.Error()
 	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	return body, 0, ""
 }

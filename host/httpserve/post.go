@@ -464,10 +464,6 @@ func primes(body []byte) bool {
 	return json.Unmarshal(body, &m) == nil && m.Params.ProtocolVersion >= mcp.V20251125
 }
 
-// keepAliveEvery is how often a quiet long-lived stream gets an SSE
-// comment, so intermediaries keep it open and a vanished client is noticed.
-const keepAliveEvery = 20 * time.Second
-
 // pump writes ex's messages to w: the reply alone as JSON when it comes
 // first and the client takes JSON, else an SSE stream. It reports whether
 // the client left (or stopped reading) before the stream ended.
@@ -514,7 +510,7 @@ func (h *Handler) pump(w http.ResponseWriter, r *http.Request, s *session, ex *e
 	}
 	var tick <-chan time.Time
 	if o.keepAlive {
-		t := time.NewTicker(keepAliveEvery)
+		t := time.NewTicker(h.opts.KeepAlive)
 		defer t.Stop()
 		tick = t.C
 	}

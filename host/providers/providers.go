@@ -181,7 +181,7 @@ func (m *Manager) launch(spec Spec) (*proc, error) {
 		Managed:          true,
 		SkipHostEnv:      true, // cmd.Env already carries it
 		StartTimeout:     20 * time.Second,
-		Logger:           m.log.Named(spec.Name),
+		Logger:           pluginLogger{m.log.Named(spec.Name)},
 	})
 	rpcClient, err := pc.Client()
 	if err != nil {

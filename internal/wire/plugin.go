@@ -46,13 +46,15 @@ func PluginSet(h Handler) plugin.PluginSet {
 // Serve runs h as a provider process until the host goes away. It never
 // returns normally.
 func Serve(h Handler) {
+	ignoreStopSignals()
 	go exitWithParent()
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         PluginSet(h),
 		GRPCServer:      plugin.DefaultGRPCServer,
 		Logger: hclog.New(&hclog.LoggerOptions{
-			Name: "provider", Output: os.Stderr, JSONFormat: true, Level: hclog.Info,
+			// go-plugin's own notes below WARN are routine (issue 22).
+			Name: "provider", Output: os.Stderr, JSONFormat: true, Level: hclog.Warn,
 		}),
 	})
 }
