@@ -50,6 +50,9 @@ var Known = []string{
 	// The provider handshake cookie (go-plugin), set by the host for its
 	// providers.
 	"FLUXGIT_PROVIDER",
+	// The person's protected files (internal/credpaths), set by the host
+	// for its providers.
+	"FLUXGIT_PROTECTED_PATHS",
 	// Tests, benchmarks and CI only.
 	"FLUXGIT_NODE_CACHE",
 	"FLUXGIT_CI_CACHE",
