@@ -218,6 +218,9 @@ func compare(t *testing.T, res *results, out, dst string) {
 			t.Errorf("catalog %s has no recorded budget; record one with: %s", c.Name, how)
 			continue
 		}
+		if c.Refused != "" {
+			t.Errorf("catalog %s: the binary refused this configuration (%s); update catalogConfigs in tokenbench_test.go", c.Name, c.Refused)
+		}
 		if c.Model.O200kTokens > b {
 			t.Errorf("the %s catalog (tools/list: name, title, description, inputSchema) grew from %d to %d tokens; if that is intended, rerun: %s", c.Name, b, c.Model.O200kTokens, how)
 		}
@@ -364,6 +367,10 @@ func catalogTable(r *results) string {
 		env := "no configuration"
 		if len(c.Env) > 0 {
 			env = "`" + strings.Join(c.Env, " ") + "`"
+		}
+		if c.Refused != "" {
+			fmt.Fprintf(&b, "| %s (%s) | refused: %s | | | |\n", c.Name, env, c.Refused)
+			continue
 		}
 		ref := "—"
 		if c.ReferenceModelTokens > 0 {
