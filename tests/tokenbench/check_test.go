@@ -54,39 +54,50 @@ func TestTokenBench(t *testing.T) {
 }
 
 // checkSanity asserts what must hold for any fixture: fluxgit answered every
-// call without an error and totals add up.
+// call without an error, every step has a raw side, the outside check runs
+// each of the eight tools, and totals add up.
 func checkSanity(t *testing.T, res *results) {
 	t.Helper()
-	var raw, flux sideTotal
+	var all totals
 	for _, sc := range res.Scenarios {
-		if len(sc.Raw) == 0 || len(sc.Fluxgit) == 0 {
-			t.Errorf("%s: %d raw commands and %d fluxgit calls; both sides need at least one", sc.Name, len(sc.Raw), len(sc.Fluxgit))
+		if len(sc.Steps) == 0 {
+			t.Errorf("%s: no steps", sc.Name)
 		}
-		var r, f sideTotal
-		for _, c := range sc.Raw {
-			r.Calls++
-			r.add(c.counts)
-		}
-		for _, c := range sc.Fluxgit {
+		var tt totals
+		seen := map[string]bool{}
+		for _, st := range sc.Steps {
+			c := st.Fluxgit
+			seen[c.Tool] = true
 			if c.IsError {
 				t.Errorf("%s: %s returned isError", sc.Name, c.Tool)
 			}
-			if c.O200kTokens == 0 {
-				t.Errorf("%s: %s returned no text", sc.Name, c.Tool)
+			if c.Structured.O200kTokens == 0 {
+				t.Errorf("%s: %s returned nothing", sc.Name, c.Tool)
 			}
-			f.Calls++
-			f.add(c.counts)
+			if len(st.Raw) == 0 {
+				t.Errorf("%s: %s has no raw git side", sc.Name, c.Tool)
+			}
+			tt.addStep(st)
 		}
-		if r != sc.RawTotal || f != sc.FluxgitTotal {
-			t.Errorf("%s: totals %+v/%+v do not add up to the calls' %+v/%+v", sc.Name, sc.RawTotal, sc.FluxgitTotal, r, f)
+		tt.finish()
+		if tt != sc.Totals {
+			t.Errorf("%s: totals %+v do not add up to the steps' %+v", sc.Name, sc.Totals, tt)
 		}
-		raw.Calls += r.Calls
-		raw.add(r.counts)
-		flux.Calls += f.Calls
-		flux.add(f.counts)
+		if sc.Name == outsideCheck {
+			for _, tool := range eightTools {
+				if !seen[tool] {
+					t.Errorf("%s lacks %s", outsideCheck, tool)
+				}
+			}
+		}
+		all.addTotals(tt)
 	}
-	if raw != res.RawTotal || flux != res.FluxgitTotal {
-		t.Errorf("mode totals %+v/%+v do not add up to the scenarios' %+v/%+v", res.RawTotal, res.FluxgitTotal, raw, flux)
+	all.finish()
+	if all != res.Totals {
+		t.Errorf("mode totals %+v do not add up to the scenarios' %+v", res.Totals, all)
+	}
+	if len(res.Catalog) == 0 || res.Catalog[0].Tools == 0 {
+		t.Errorf("the default catalog lists no tools")
 	}
 }
 
@@ -129,15 +140,28 @@ func commitTree(t *testing.T, out, dst string) {
 
 func loadResults(t *testing.T, dir string) *results {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	r, err := readResults(dir)
 	if err != nil {
 		t.Fatalf("no committed results: %v; generate them with: %s", err, regenerate)
 	}
+	return r
+}
+
+func readResults(dir string) (*results, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return nil, err
+	}
 	var r results
 	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("%s/results.json: %v", dir, err)
+		return nil, fmt.Errorf("%s/results.json: %w", dir, err)
 	}
-	return &r
+	return &r, nil
+}
+
+func tryLoadResults(dir string) (*results, bool) {
+	r, err := readResults(dir)
+	return r, err == nil
 }
 
 func parseSums(t *testing.T, path string) map[string]string {
@@ -168,20 +192,37 @@ func compare(t *testing.T, res *results, out, dst string) {
 	}
 	budgets := map[string]int{}
 	for _, sc := range old.Scenarios {
-		for _, c := range sc.Fluxgit {
-			budgets[sc.Name+"/"+c.File] = c.BudgetTokens
+		for _, st := range sc.Steps {
+			budgets[sc.Name+"/"+st.Fluxgit.File] = st.Fluxgit.BudgetTokens
 		}
 	}
+	for _, c := range old.Catalog {
+		budgets["catalog/"+c.Name] = c.BudgetTokens
+	}
 	for _, sc := range res.Scenarios {
-		for _, c := range sc.Fluxgit {
+		for _, st := range sc.Steps {
+			c := st.Fluxgit
 			b, ok := budgets[sc.Name+"/"+c.File]
 			if !ok {
 				t.Errorf("%s %s in %s has no recorded budget; record one with: %s", c.File, c.Tool, sc.Name, how)
 				continue
 			}
-			if c.O200kTokens > b {
-				t.Errorf("%s in %s grew from %d to %d tokens (o200k_base; %s); if that is intended, rerun: %s", c.Tool, sc.Name, b, c.O200kTokens, c.File, how)
+			if c.Structured.O200kTokens > b {
+				t.Errorf("%s in %s grew from %d to %d tokens (o200k_base, structuredContent; %s); if that is intended, rerun: %s", c.Tool, sc.Name, b, c.Structured.O200kTokens, c.File, how)
 			}
+		}
+	}
+	for _, c := range res.Catalog {
+		b, ok := budgets["catalog/"+c.Name]
+		if !ok {
+			t.Errorf("catalog %s has no recorded budget; record one with: %s", c.Name, how)
+			continue
+		}
+		if c.Refused != "" {
+			t.Errorf("catalog %s: the binary refused this configuration (%s); update catalogConfigs in tokenbench_test.go", c.Name, c.Refused)
+		}
+		if c.Model.O200kTokens > b {
+			t.Errorf("the %s catalog (tools/list: name, title, description, inputSchema) grew from %d to %d tokens; if that is intended, rerun: %s", c.Name, b, c.Model.O200kTokens, how)
 		}
 	}
 	want := parseSums(t, filepath.Join(dst, "SHA256SUMS"))
@@ -251,17 +292,92 @@ func checkCommitted(t *testing.T, dst string, want map[string]string, how string
 	}
 }
 
-// table renders the README table of one mode.
-func table(r *results) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "| Scenario | git commands | git tokens | fluxgit calls | fluxgit tokens | fluxgit / git |\n")
-	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|\n")
-	for _, sc := range r.Scenarios {
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %.2f |\n", sc.Name, sc.RawTotal.Calls, sc.RawTotal.O200kTokens,
-			sc.FluxgitTotal.Calls, sc.FluxgitTotal.O200kTokens, sc.Ratio)
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
 	}
-	fmt.Fprintf(&b, "| **all** | %d | %d | %d | %d | %.2f |\n", r.RawTotal.Calls, r.RawTotal.O200kTokens,
-		r.FluxgitTotal.Calls, r.FluxgitTotal.O200kTokens, r.Ratio)
+	return "**no**"
+}
+
+// outsideTable renders the outside check of one mode.
+func outsideTable(r *results) string {
+	var b strings.Builder
+	rep := r.Targets
+	ref := map[string]int{}
+	for _, sc := range r.Scenarios {
+		if sc.Name == outsideCheck {
+			for _, st := range sc.Steps {
+				ref[st.Fluxgit.Tool] += st.Fluxgit.ReferenceTokens
+			}
+		}
+	}
+	b.WriteString("| Tool | reference shape | fluxgit | expert raw git | fluxgit / raw | target | holds |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---|\n")
+	refAll := 0
+	for _, tt := range rep.Tools {
+		refAll += ref[tt.Tool]
+		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %.2f | ≤ %.1f | %s |\n", tt.Tool, ref[tt.Tool], tt.Fluxgit, tt.Raw, tt.Ratio, toolLimit, yesNo(tt.OK))
+	}
+	fmt.Fprintf(&b, "| **the eight together** | %d | %d | %d | %.2f | ≤ %.1f | %s |\n", refAll, rep.Together.Fluxgit, rep.Together.Raw, rep.Together.Ratio, togetherLimit, yesNo(rep.Together.OK))
+	fmt.Fprintf(&b, "\nDefault catalog: %d tokens (target ≤ %d: %s); with a gateway address: %d (≤ %d: %s). "+
+		"`conflict.read` shows both sides of the line-%d conflict: %s.\n",
+		rep.Catalog, catalogLimit, yesNo(rep.CatalogOK), rep.GatewayCatalog, gatewayCatalogLimit, yesNo(rep.GatewayOK), conflictLine, yesNo(rep.ConflictSides))
+	return b.String()
+}
+
+// toolTable renders the per-tool sums of one mode over every scenario.
+func toolTable(r *results) string {
+	var b strings.Builder
+	b.WriteString("| Tool | calls | reference shape | fluxgit | expert raw git | fluxgit / raw | text / raw | both / raw (Copilot CLI) | with the call written |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	row := func(name string, t totals) {
+		trunc := ""
+		if t.Truncated > 0 {
+			trunc = fmt.Sprintf(" (%d truncated)", t.Truncated)
+		}
+		fmt.Fprintf(&b, "| %s | %d%s | %d | %d | %d | %.2f | %.2f | %.2f | %.2f |\n", name, t.Steps, trunc, t.Reference, t.Fluxgit, t.Raw,
+			t.Ratio, t.TextRatio, t.BothRatio, t.WrittenRatio)
+	}
+	for _, tt := range r.Tools {
+		row("`"+tt.Tool+"`", tt.totals)
+	}
+	row("**all**", r.Totals)
+	return b.String()
+}
+
+// scenarioTable renders the per-scenario sums of one mode.
+func scenarioTable(r *results) string {
+	var b strings.Builder
+	b.WriteString("| Scenario | fluxgit calls | git commands | reference shape | fluxgit | expert raw git | fluxgit / raw |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, sc := range r.Scenarios {
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %.2f |\n", sc.Name, sc.Totals.Steps, len(sc.Raw), sc.Totals.Reference,
+			sc.Totals.Fluxgit, sc.Totals.Raw, sc.Totals.Ratio)
+	}
+	fmt.Fprintf(&b, "| **all** | %d | | %d | %d | %d | %.2f |\n", r.Totals.Steps, r.Totals.Reference, r.Totals.Fluxgit, r.Totals.Raw, r.Totals.Ratio)
+	return b.String()
+}
+
+// catalogTable renders the catalog sizes of one mode.
+func catalogTable(r *results) string {
+	var b strings.Builder
+	b.WriteString("| Configuration | tools | model view | reference shape | whole `tools` array |\n")
+	b.WriteString("|---|---:|---:|---:|---:|\n")
+	for _, c := range r.Catalog {
+		env := "no configuration"
+		if len(c.Env) > 0 {
+			env = "`" + strings.Join(c.Env, " ") + "`"
+		}
+		if c.Refused != "" {
+			fmt.Fprintf(&b, "| %s (%s) | refused: %s | | | |\n", c.Name, env, c.Refused)
+			continue
+		}
+		ref := "—"
+		if c.ReferenceModelTokens > 0 {
+			ref = fmt.Sprint(c.ReferenceModelTokens)
+		}
+		fmt.Fprintf(&b, "| %s (%s) | %d | %d | %s | %d |\n", c.Name, env, c.Tools, c.Model.O200kTokens, ref, c.Served.O200kTokens)
+	}
 	return b.String()
 }
 
@@ -271,14 +387,21 @@ func readmeBlock(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString(tableBegin + "\n")
-	for _, mode := range []string{"full", "fast"} {
-		r := loadResults(t, filepath.Join("testdata", mode))
+	fast := loadResults(t, filepath.Join("testdata", "fast"))
+	full := loadResults(t, filepath.Join("testdata", "full"))
+	fmt.Fprintf(&b, "\n**Outside check** (scenario `%s`, the same fixture in both modes; %s; o200k_base tokens of `structuredContent`):\n\n", outsideCheck, fast.GitVersion)
+	b.WriteString(outsideTable(fast))
+	fmt.Fprintf(&b, "\n**Catalog** (`tools/list`; model view = each tool's name, title, description and inputSchema as served, compact JSON):\n\n")
+	b.WriteString(catalogTable(fast))
+	for _, r := range []*results{full, fast} {
 		label := "Full mode"
-		if mode == "fast" {
+		if r.Mode == "fast" {
 			label = "Fast mode (the CI fixtures)"
 		}
-		fmt.Fprintf(&b, "\n%s — %s, tokens counted with o200k_base:\n\n", label, r.GitVersion)
-		b.WriteString(table(r))
+		fmt.Fprintf(&b, "\n**%s, per tool** — %s:\n\n", label, r.GitVersion)
+		b.WriteString(toolTable(r))
+		fmt.Fprintf(&b, "\n**%s, per scenario:**\n\n", label)
+		b.WriteString(scenarioTable(r))
 	}
 	b.WriteString("\n" + tableEnd)
 	return b.String()
@@ -324,7 +447,11 @@ func BenchmarkTokenBench(b *testing.B) {
 		tmp := b.TempDir()
 		res = generate(b, "fast", fastSizes, filepath.Join(tmp, "work"), filepath.Join(tmp, "out"))
 	}
-	b.ReportMetric(float64(res.RawTotal.O200kTokens), "raw-o200k-tokens")
-	b.ReportMetric(float64(res.FluxgitTotal.O200kTokens), "fluxgit-o200k-tokens")
-	b.ReportMetric(float64(res.FluxgitTotal.O200kTokens)/float64(res.RawTotal.O200kTokens), "fluxgit/raw")
+	b.ReportMetric(float64(res.Totals.Raw), "raw-o200k-tokens")
+	b.ReportMetric(float64(res.Totals.Fluxgit), "fluxgit-o200k-tokens")
+	b.ReportMetric(res.Totals.Ratio, "fluxgit/raw")
+	b.ReportMetric(res.Targets.Together.Ratio, "outside-check-ratio")
+	if len(res.Catalog) > 0 {
+		b.ReportMetric(float64(res.Catalog[0].Model.O200kTokens), "catalog-o200k-tokens")
+	}
 }

@@ -135,32 +135,79 @@ func (c *mcpClient) request(method string, params any) (json.RawMessage, error) 
 	}
 }
 
-// callTool returns what a model reads from a tools/call result: the text of
-// its content items, concatenated. structuredContent carries the same JSON
-// and is not counted a second time.
-func (c *mcpClient) callTool(name string, args any) (text string, isError bool, err error) {
+// toolResult is what a tools/call result hands a client: the text of its
+// content items, concatenated, and the compact JSON of structuredContent
+// ("" when absent). Clients differ in what they forward to the model, so
+// both are kept and counted.
+type toolResult struct {
+	text       string
+	structured string
+	isError    bool
+}
+
+// callTool calls one tool and returns what each client style can forward.
+func (c *mcpClient) callTool(name string, args any) (toolResult, error) {
 	res, err := c.request("tools/call", map[string]any{"name": name, "arguments": args})
 	if err != nil {
-		return "", false, err
+		return toolResult{}, err
 	}
 	var r struct {
 		Content []struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		} `json:"content"`
-		IsError bool `json:"isError"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
 	}
 	if err := json.Unmarshal(res, &r); err != nil {
-		return "", false, fmt.Errorf("decode %s result: %w", name, err)
+		return toolResult{}, fmt.Errorf("decode %s result: %w", name, err)
 	}
 	var b strings.Builder
 	for _, item := range r.Content {
 		if item.Type != "text" {
-			return "", false, fmt.Errorf("%s returned a %q content item; the benchmark counts text only", name, item.Type)
+			return toolResult{}, fmt.Errorf("%s returned a %q content item; the benchmark counts text only", name, item.Type)
 		}
 		b.WriteString(item.Text)
 	}
-	return b.String(), r.IsError, nil
+	out := toolResult{text: b.String(), isError: r.IsError}
+	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, r.StructuredContent); err != nil {
+			return toolResult{}, fmt.Errorf("compact %s structuredContent: %w", name, err)
+		}
+		out.structured = buf.String()
+	}
+	return out, nil
+}
+
+// listTools returns the compact JSON of the tools/list result's tools
+// array, every page of it, in the order served.
+func (c *mcpClient) listTools() ([]json.RawMessage, error) {
+	var all []json.RawMessage
+	var cursor string
+	for page := 0; page < 100; page++ {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		res, err := c.request("tools/list", params)
+		if err != nil {
+			return nil, err
+		}
+		var r struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(res, &r); err != nil {
+			return nil, fmt.Errorf("decode tools/list: %w", err)
+		}
+		all = append(all, r.Tools...)
+		if r.NextCursor == "" {
+			return all, nil
+		}
+		cursor = r.NextCursor
+	}
+	return nil, fmt.Errorf("tools/list did not end within 100 pages")
 }
 
 func (c *mcpClient) close() {

@@ -18,11 +18,12 @@ type sizes struct {
 	wtFiles, wtCommits     int
 	fleetFiles             int
 	fleetCommits           int
+	dirtyFiles             int // tracked files of dirty-300
 }
 
 var (
-	fastSizes = sizes{files: 30, commits: 25, dirty: 1, monoFiles: 240, monoCommits: 60, worktrees: 5, wtFiles: 20, wtCommits: 15, fleetFiles: 8, fleetCommits: 6}
-	fullSizes = sizes{files: 600, commits: 1500, dirty: 6, monoFiles: 4000, monoCommits: 3000, worktrees: 24, wtFiles: 150, wtCommits: 400, fleetFiles: 60, fleetCommits: 150}
+	fastSizes = sizes{files: 30, commits: 25, dirty: 1, monoFiles: 240, monoCommits: 60, worktrees: 5, wtFiles: 20, wtCommits: 15, fleetFiles: 8, fleetCommits: 6, dirtyFiles: 450}
+	fullSizes = sizes{files: 600, commits: 1500, dirty: 6, monoFiles: 4000, monoCommits: 3000, worktrees: 24, wtFiles: 150, wtCommits: 400, fleetFiles: 60, fleetCommits: 150, dirtyFiles: 3000}
 )
 
 // rawCmd is one command an agent would run in a shell. dir is its working
@@ -41,11 +42,20 @@ type toolCall struct {
 	args map[string]any
 }
 
+// step pairs one fluxgit call with the raw git commands an expert runs for
+// the same facts. A command two steps share runs once and counts in each.
+type step struct {
+	call toolCall
+	raw  []rawCmd
+}
+
 // built is what a scenario builder returns.
 type built struct {
 	repos []string // repositories and work trees listed in fixture.txt
-	raw   []rawCmd
-	calls []toolCall
+	steps []step
+	// sides are strings conflict.read must show (both sides of the deep
+	// conflict of the outside check); empty elsewhere.
+	sides []string
 }
 
 // scenario is one situation an agent meets, generated from its seed.
@@ -56,44 +66,107 @@ type scenario struct {
 	build func(f *fixture, sz sizes) built
 }
 
+// outsideCheck is the scenario of the issue-23 acceptance check: the eight
+// tools, each against its expert equivalent, on one busy fixture.
+const outsideCheck = "outside-check"
+
 var scenarios = []scenario{
+	{outsideCheck, 108, "the acceptance fixture: modified, staged and untracked files, a stash, a branch ahead of its upstream, 10 tags, a merge stopped on a conflict at line 2,500 of a 4,000-line file; each of the eight everyday tools once", buildOutsideCheck},
 	{"fresh-clone", 101, "orient in a repository just cloned: clean, up to date, a few tags and branches", buildFreshClone},
 	{"busy-worktree", 102, "orient in a clone with staged, unstaged and untracked changes, two stashes, local and upstream commits", buildBusy},
 	{"merge-conflict", 103, "orient in a merge stopped on conflicts and read the conflicts", buildMergeConflict},
-	{"monorepo-subtree", 104, "orient in a monorepo and read the recent history of the subtree being worked on", buildMonorepo},
+	{"monorepo-subtree", 104, "orient in a monorepo and read the recent history and changes of the subtree being worked on", buildMonorepo},
 	{"many-worktrees", 105, "list every work tree of a repository and what each has in progress", buildWorktrees},
 	{"detached-rebase", 106, "orient on a detached HEAD in a rebase stopped on a conflict and read the conflict", buildRebase},
 	{"fleet-20", 107, "find which of 20 repositories need attention and what happened in them since the session began", buildFleet},
+	{"tags-1000", 109, "list the refs of a repository with 1,000 release tags", buildTags},
+	{"dirty-300", 110, "orient in a work tree with 300 changed paths", buildDirty},
 }
 
-// orientation is what an agent runs to get its bearings in one repository.
-// stashEmpty, diffEmpty and revListExit say what this fixture produces.
-func orientation(repo string, stashEmpty, diffEmpty bool, revListExit int) []rawCmd {
-	return []rawCmd{
-		{dir: repo, argv: []string{"git", "status"}},
-		{dir: repo, argv: []string{"git", "branch", "-vv"}},
-		{dir: repo, argv: []string{"git", "log", "--oneline", "-n", "10"}},
-		{dir: repo, argv: []string{"git", "stash", "list"}, empty: stashEmpty},
-		{dir: repo, argv: []string{"git", "remote", "-v"}},
-		{dir: repo, argv: []string{"git", "rev-list", "--left-right", "--count", "HEAD...@{u}"}, exit: revListExit},
-		{dir: repo, argv: []string{"git", "diff", "--stat"}, empty: diffEmpty},
+// expert builds the raw git commands an expert runs for each tool, and the
+// paired fluxgit call. cwd is the shell's directory: when it is not repo
+// the commands name the repository with -C, as an expert would type them.
+// noStash, noTags and clean say which outputs this fixture leaves empty, so
+// a fixture that silently lost its state fails the test.
+type expert struct {
+	repo, cwd              string
+	noStash, noTags, clean bool
+}
+
+func (e expert) git(empty bool, args ...string) rawCmd {
+	argv := []string{"git"}
+	if e.cwd != "" && e.cwd != e.repo {
+		argv = append(argv, "-C", e.repo)
 	}
+	dir := e.cwd
+	if dir == "" {
+		dir = e.repo
+	}
+	return rawCmd{dir: dir, argv: append(argv, args...), empty: empty}
 }
 
-func brief(repo string) toolCall {
-	return toolCall{"repo.brief", map[string]any{"repoPath": repo}}
+func (e expert) statusSB() rawCmd  { return e.git(false, "status", "-sb") }
+func (e expert) log10() rawCmd     { return e.git(false, "log", "--oneline", "-10") }
+func (e expert) stashList() rawCmd { return e.git(e.noStash, "stash", "list") }
+
+func (e expert) call(tool string, kv ...any) toolCall {
+	args := map[string]any{"repoPath": e.repo}
+	for i := 0; i+1 < len(kv); i += 2 {
+		args[kv[i].(string)] = kv[i+1]
+	}
+	return toolCall{tool, args}
 }
 
-func status(repo string) toolCall {
-	return toolCall{"repo.status", map[string]any{"repoPath": repo}}
+// brief: repo.brief ↔ git status -sb, git log --oneline -10, git stash list.
+func (e expert) brief() step {
+	return step{e.call("repo.brief"), []rawCmd{e.statusSB(), e.log10(), e.stashList()}}
 }
 
-func diffStat(repo string) toolCall {
-	return toolCall{"diff.text", map[string]any{"repoPath": repo, "mode": "stat"}}
+// status: repo.status ↔ git status -sb.
+func (e expert) status() step { return step{e.call("repo.status"), []rawCmd{e.statusSB()}} }
+
+// changes: worktree.changes ↔ git status --short.
+func (e expert) changes() step {
+	return step{e.call("worktree.changes"), []rawCmd{e.git(e.clean, "status", "--short")}}
 }
 
-func branchesAndStashes(repo string) toolCall {
-	return toolCall{"repo.refs", map[string]any{"repoPath": repo, "kinds": []string{"branches", "stashes"}}}
+// history: repo.history limit 10 ↔ git log --oneline -10 [-- paths].
+func (e expert) history(paths ...string) step {
+	if len(paths) == 0 {
+		return step{e.call("repo.history", "limit", 10), []rawCmd{e.log10()}}
+	}
+	return step{e.call("repo.history", "limit", 10, "paths", paths),
+		[]rawCmd{e.git(false, append([]string{"log", "--oneline", "-10", "--"}, paths...)...)}}
+}
+
+// refs: repo.refs ↔ git branch -a, git tag --sort=-creatordate, git stash list.
+func (e expert) refs() step {
+	return step{e.call("repo.refs"), []rawCmd{e.git(false, "branch", "-a"), e.git(e.noTags, "tag", "--sort=-creatordate"), e.stashList()}}
+}
+
+// diff: diff.text ↔ git diff.
+func (e expert) diff() step { return step{e.call("diff.text"), []rawCmd{e.git(e.clean, "diff")}} }
+
+// diffStat: diff.text mode stat ↔ git diff --stat.
+func (e expert) diffStat() step {
+	return step{e.call("diff.text", "mode", "stat"), []rawCmd{e.git(e.clean, "diff", "--stat")}}
+}
+
+// show: commit.details ↔ git show --name-status <rev>.
+func (e expert) show(rev string) step {
+	return step{e.call("commit.details", "commit", rev), []rawCmd{e.git(false, "show", "--name-status", rev)}}
+}
+
+// conflict: conflict.read ↔ git status -sb and git diff of the conflicted
+// paths (the conflict alone, not the rest of a dirty tree).
+func (e expert) conflict(paths []string) step {
+	return step{e.call("conflict.read"), []rawCmd{e.statusSB(), e.git(false, append([]string{"diff", "--"}, paths...)...)}}
+}
+
+// conflicted lists the unmerged paths of a repository.
+func (f *fixture) conflicted(repo string) []string {
+	f.t.Helper()
+	return strings.Fields(f.git(repo, "diff", "--name-only", "--diff-filter=U"))
 }
 
 func buildFreshClone(f *fixture, sz sizes) built {
@@ -116,10 +189,10 @@ func buildFreshClone(f *fixture, sz sizes) built {
 	f.importStream(up, s)
 	repo := f.clone(up, "fresh-clone")
 	f.publish(repo, "fresh-clone")
+	e := expert{repo: repo, noStash: true, clean: true}
 	return built{
 		repos: []string{repo},
-		raw:   orientation(repo, true, true, 0),
-		calls: []toolCall{brief(repo)},
+		steps: []step{e.brief(), e.refs(), e.history()},
 	}
 }
 
@@ -189,10 +262,10 @@ func buildBusy(f *fixture, sz sizes) built {
 	}
 	f.write(filepath.Join(repo, "notes.md"), "# TODO\n- "+word(f.r)+"\n")
 	f.publish(repo, "busy-worktree")
+	e := expert{repo: repo, noTags: true}
 	return built{
 		repos: []string{repo},
-		raw:   orientation(repo, false, false, 0),
-		calls: []toolCall{brief(repo), status(repo), diffStat(repo), branchesAndStashes(repo)},
+		steps: []step{e.brief(), e.status(), e.changes(), e.diffStat(), e.refs(), e.history()},
 	}
 }
 
@@ -218,11 +291,10 @@ func buildMergeConflict(f *fixture, sz sizes) built {
 	f.gitCode(repo, 1, nil, "merge", "--no-edit", "feature/login")
 	f.write(filepath.Join(repo, "notes.md"), "# merge notes\n- keep both "+word(f.r)+" paths\n")
 	f.publish(repo, "merge-conflict")
-	raw := append(orientation(repo, true, false, 0), rawCmd{dir: repo, argv: []string{"git", "diff"}})
+	e := expert{repo: repo, noStash: true}
 	return built{
 		repos: []string{repo},
-		raw:   raw,
-		calls: []toolCall{brief(repo), status(repo), {"conflict.read", map[string]any{"repoPath": repo}}},
+		steps: []step{e.brief(), e.status(), e.conflict(f.conflicted(repo))},
 	}
 }
 
@@ -239,11 +311,10 @@ func buildRebase(f *fixture, sz sizes) built {
 	f.git(repo, "checkout", "-q", "-b", "feature/search", "--track", "origin/feature/search")
 	f.gitCode(repo, 1, nil, "rebase", "origin/main")
 	f.publish(repo, "detached-rebase")
-	raw := append(orientation(repo, true, false, 128), rawCmd{dir: repo, argv: []string{"git", "diff"}})
+	e := expert{repo: repo, noStash: true}
 	return built{
 		repos: []string{repo},
-		raw:   raw,
-		calls: []toolCall{brief(repo), status(repo), {"conflict.read", map[string]any{"repoPath": repo}}},
+		steps: []step{e.brief(), e.status(), e.conflict(f.conflicted(repo))},
 	}
 }
 
@@ -346,13 +417,10 @@ func buildMonorepo(f *fixture, sz sizes) built {
 	f.git(repo, "add", staged)
 	f.write(filepath.Join(repo, "services/billing/internal/handler/refund_test.go"), "package handler\n\n"+codeLine(f.r)+"\n")
 	f.publish(repo, "monorepo-subtree")
-	raw := append(orientation(repo, true, false, 0),
-		rawCmd{dir: repo, argv: []string{"git", "log", "--oneline", "-n", "10", "--", "services/billing"}})
+	e := expert{repo: repo, noStash: true}
 	return built{
 		repos: []string{repo},
-		raw:   raw,
-		calls: []toolCall{brief(repo), status(repo), diffStat(repo),
-			{"repo.history", map[string]any{"repoPath": repo, "paths": []string{"services/billing"}, "limit": 10}}},
+		steps: []step{e.brief(), e.status(), e.changes(), e.diffStat(), e.history("services/billing")},
 	}
 }
 
@@ -401,13 +469,12 @@ func buildWorktrees(f *fixture, sz sizes) built {
 	paths = append(paths, review)
 	f.editFile(repo, m.paths()[0])
 	f.publish(repo, "many-worktrees")
-	raw := []rawCmd{{dir: repo, argv: []string{"git", "worktree", "list"}}}
-	calls := []toolCall{{"worktree.list", map[string]any{"repoPath": repo}}}
+	steps := []step{{toolCall{"worktree.list", map[string]any{"repoPath": repo}},
+		[]rawCmd{{dir: repo, argv: []string{"git", "worktree", "list"}}}}}
 	for _, p := range paths {
-		raw = append(raw, rawCmd{dir: repo, argv: []string{"git", "-C", p, "status", "--short", "--branch"}})
-		calls = append(calls, status(p))
+		steps = append(steps, expert{repo: p, cwd: repo}.status())
 	}
-	return built{repos: paths, raw: raw, calls: calls}
+	return built{repos: paths, steps: steps}
 }
 
 // fleetStates are the situations spread over the 20 repositories.
@@ -478,17 +545,173 @@ func buildFleet(f *fixture, sz sizes) built {
 		repos = append(repos, repo)
 	}
 	since := int64(activityEpoch) * 1000
-	var raw []rawCmd
+	var radar, digest []rawCmd
 	for _, r := range repos {
-		raw = append(raw, rawCmd{dir: f.base, argv: []string{"git", "-C", r, "status", "--short", "--branch"}})
-		raw = append(raw, rawCmd{dir: f.base, argv: []string{"git", "-C", r, "reflog", "-n", "10", "--date=iso"}})
+		e := expert{repo: r, cwd: f.base}
+		radar = append(radar, e.statusSB())
+		digest = append(digest, e.git(false, "reflog", "-n", "10", "--date=iso"))
 	}
-	calls := []toolCall{
-		{"fleet.radar", map[string]any{"repoPaths": repos}},
-		{"fleet.digest", map[string]any{"repoPaths": repos, "sinceMs": since}},
+	steps := []step{
+		{toolCall{"fleet.radar", map[string]any{"repoPaths": repos}}, radar},
+		{toolCall{"fleet.digest", map[string]any{"repoPaths": repos, "sinceMs": since}}, digest},
 	}
 	for _, r := range dirty {
-		calls = append(calls, status(r))
+		steps = append(steps, expert{repo: r, cwd: f.base}.status())
 	}
-	return built{repos: repos, raw: raw, calls: calls}
+	return built{repos: repos, steps: steps}
+}
+
+// The outside check's deep conflict: line conflictLine (1-based) of a file
+// of bigLines lines. Both modes use these sizes; they are the acceptance
+// fixture's.
+const (
+	bigLines     = 4000
+	conflictLine = 2500
+)
+
+func buildOutsideCheck(f *fixture, sz sizes) built {
+	up := f.bare(outsideCheck)
+	m := newModel(f.r, goPaths(f.r, 30))
+	big := "internal/store/ledger_journal.go"
+	lines := make([]string, bigLines)
+	lines[0] = "package store"
+	for i := 1; i < bigLines; i++ {
+		lines[i] = codeLine(f.r)
+	}
+	m.files[big] = lines
+	notBig := func(p string) bool { return p != big }
+	s := newStream(40)
+	s.commit("refs/heads/main", "", "chore: initial import", m, nil)
+	mark := 0
+	for i := 1; i <= 20; i++ {
+		mark = linear(f.r, s, "refs/heads/main", m, 1, notBig, dirScope)
+		if i%2 == 0 {
+			s.ref(fmt.Sprintf("refs/tags/v1.%d.0", i/2-1), mark) // 10 tags
+		}
+	}
+	// release/1.9 rewrites line 2,500 of the big file and one other file.
+	rel := m.clone()
+	s.ref("refs/heads/release/1.9", mark)
+	theirs := "\t// release: " + codeLine(f.r)[1:]
+	rel.setLine(big, conflictLine-1, theirs)
+	s.commit("refs/heads/release/1.9", "", subject(f.r, "store"), rel, []string{big})
+	linear(f.r, s, "refs/heads/release/1.9", rel, 1, notBig, dirScope)
+	f.importStream(up, s)
+	repo := f.clone(up, outsideCheck)
+
+	paths := m.paths()
+	var others []string
+	for _, p := range paths {
+		if p != big {
+			others = append(others, p)
+		}
+	}
+	// A stash, then two local commits (ahead of origin/main by 2), the
+	// first rewriting line 2,500 the other way.
+	f.editFile(repo, others[0])
+	f.git(repo, "stash", "push", "-q", "-m", "wip: "+word(f.r)+" "+word(f.r))
+	ours := "\t// main: " + codeLine(f.r)[1:]
+	setFileLine(f, repo, big, conflictLine-1, ours)
+	f.git(repo, "commit", "-q", "-am", subject(f.r, "store"))
+	f.editFile(repo, others[1])
+	f.git(repo, "commit", "-q", "-am", subject(f.r, dirScope(others[1:2])))
+	f.gitCode(repo, 1, nil, "merge", "--no-edit", "origin/release/1.9")
+	// During the merge: two modified files, one staged edit, two untracked.
+	f.editFile(repo, others[2])
+	f.editFile(repo, others[3])
+	f.editFile(repo, others[4])
+	f.git(repo, "add", others[4])
+	f.write(filepath.Join(repo, "internal/store/ledger_journal_test.go"), "package store\n\n"+codeLine(f.r)+"\n")
+	f.write(filepath.Join(repo, "notes.md"), "# merge notes\n- keep the "+word(f.r)+" line\n")
+	f.publish(repo, outsideCheck)
+	e := expert{repo: repo}
+	return built{
+		repos: []string{repo},
+		steps: []step{e.brief(), e.status(), e.history(), e.refs(), e.diff(), e.show("HEAD"), e.changes(), e.conflict(f.conflicted(repo))},
+		sides: []string{strings.TrimPrefix(ours, "\t"), strings.TrimPrefix(theirs, "\t")},
+	}
+}
+
+// tag writes an annotated tag of mark, tagged when its commit was made.
+func (s *stream) tag(name string, mark int, msg string) {
+	fmt.Fprintf(&s.b, "tag %s\nfrom :%d\ntagger Dana Developer <dana@example.com> %d +0000\ndata %d\n%s\n",
+		name, mark, s.when, len(msg), msg)
+}
+
+// tagCount is the number of release tags of tags-1000, in both modes.
+const tagCount = 1000
+
+func buildTags(f *fixture, sz sizes) built {
+	up := f.bare("tags-1000")
+	m := newModel(f.r, goPaths(f.r, sz.files))
+	s := newStream(tagCount + 8)
+	s.commit("refs/heads/main", "", "chore: initial import", m, nil)
+	mark := 0
+	for i := 0; i < tagCount; i++ {
+		mark = linear(f.r, s, "refs/heads/main", m, 1, nil, dirScope)
+		v := fmt.Sprintf("v%d.%d.%d", 1+i/100, (i/10)%10, i%10)
+		s.tag(v, mark, "release "+v)
+		if i == tagCount-50 {
+			s.ref("refs/heads/release/10.x", mark)
+		}
+	}
+	dev := m.clone()
+	s.ref("refs/heads/develop", mark)
+	linear(f.r, s, "refs/heads/develop", dev, 3, nil, dirScope)
+	f.importStream(up, s)
+	repo := f.clone(up, "tags-1000")
+	f.publish(repo, "tags-1000")
+	e := expert{repo: repo, noStash: true, clean: true}
+	// With 1,000 tags an expert does not read them all: the newest 20 and
+	// a count, so the raw side is not inflated by a list nobody reads.
+	refs := step{e.call("repo.refs"), []rawCmd{
+		e.git(false, "branch", "-a"),
+		{dir: repo, argv: []string{"sh", "-c", "git tag --sort=-creatordate | head -n 20"}},
+		{dir: repo, argv: []string{"sh", "-c", "git tag | wc -l"}},
+		e.stashList(),
+	}}
+	return built{repos: []string{repo}, steps: []step{e.brief(), refs, e.history()}}
+}
+
+// dirtyPaths is the number of changed paths of dirty-300, in both modes.
+const dirtyPaths = 300
+
+func buildDirty(f *fixture, sz sizes) built {
+	up := f.bare("dirty-300")
+	m := newModel(f.r, goPaths(f.r, sz.dirtyFiles))
+	s := newStream(sz.commits + 4)
+	s.commit("refs/heads/main", "", "chore: initial import", m, nil)
+	linear(f.r, s, "refs/heads/main", m, sz.commits-1, nil, dirScope)
+	f.importStream(up, s)
+	repo := f.clone(up, "dirty-300")
+	ps := m.paths()
+	order := f.r.Perm(len(ps))
+	untracked := dirtyPaths / 8
+	staged := dirtyPaths / 8
+	var add []string
+	for k, i := range order[:dirtyPaths-untracked] {
+		f.editFile(repo, ps[i])
+		if k < staged {
+			add = append(add, ps[i])
+		}
+	}
+	f.git(repo, append([]string{"add", "--"}, add...)...)
+	known := map[string]bool{}
+	for _, p := range ps {
+		known[p] = true
+	}
+	// Untracked files beside tracked ones, so git lists each path rather
+	// than one directory.
+	for n := 0; n < untracked; {
+		p := goPaths(f.r, 1)[0]
+		if known[p] {
+			continue
+		}
+		known[p] = true
+		f.write(filepath.Join(repo, filepath.FromSlash(p)), "package draft\n\n"+codeLine(f.r)+"\n")
+		n++
+	}
+	f.publish(repo, "dirty-300")
+	e := expert{repo: repo, noStash: true}
+	return built{repos: []string{repo}, steps: []step{e.brief(), e.status(), e.changes(), e.diffStat()}}
 }

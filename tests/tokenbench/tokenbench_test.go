@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -76,23 +77,105 @@ type rawResult struct {
 	ExitCode int      `json:"exitCode"`
 	counts
 	SHA256 string `json:"sha256"`
+	// CommandTokens is what the model writes to run it: the command line.
+	CommandTokens int `json:"commandTokens"`
 }
 
+// callResult is one fluxgit call, counted for each client style.
 type callResult struct {
+	// File holds the compact JSON of structuredContent; TextFile the text
+	// content when it is not byte-identical to it.
 	File      string          `json:"file"`
+	TextFile  string          `json:"textFile,omitempty"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
 	IsError   bool            `json:"isError"`
-	counts
-	SHA256 string `json:"sha256"`
-	// BudgetTokens is the o200k count this answer may not exceed; -update
-	// sets it to the current count, so growth shows up in review.
+	// Structured is the JSON of structuredContent (what Claude Code, Codex
+	// and opencode hand the model); Text the text content items; BothTokens
+	// the two together, as GitHub Copilot CLI forwards them.
+	Structured       counts `json:"structuredContent"`
+	Text             counts `json:"text"`
+	TextIsStructured bool   `json:"textIsStructured"`
+	BothTokens       int    `json:"bothTokens"`
+	// ArgumentTokens is what the model writes: the JSON of arguments.
+	ArgumentTokens int `json:"argumentTokens"`
+	// ReferenceTokens is the structuredContent of the same call with
+	// FLUXGIT_MCP_RESULT_SHAPE=reference (the "before" shape).
+	ReferenceTokens int `json:"referenceTokens"`
+	// Truncated says the answer reports leaving something out
+	// ("truncated":true), so it may carry less than the raw side.
+	Truncated bool   `json:"truncated"`
+	SHA256    string `json:"sha256"`
+	// BudgetTokens is the structuredContent o200k count this answer may not
+	// exceed; -update sets it to the current count, so growth shows up in
+	// review.
 	BudgetTokens int `json:"budgetTokens"`
 }
 
-type sideTotal struct {
-	Calls int `json:"calls"`
-	counts
+// stepResult pairs a fluxgit call with the expert's raw commands.
+type stepResult struct {
+	Fluxgit callResult `json:"fluxgit"`
+	// Raw names the files of the scenario's raw commands this step counts.
+	Raw              []string `json:"raw"`
+	RawTokens        int      `json:"rawTokens"`
+	RawCommandTokens int      `json:"rawCommandTokens"`
+	// Ratio is structuredContent tokens over raw tokens.
+	Ratio float64 `json:"ratio"`
+}
+
+// totals sums steps (o200k tokens). Ratios are fluxgit over raw:
+// Ratio for structuredContent, TextRatio for text, BothRatio for both,
+// WrittenRatio with what the model writes added on both sides (the
+// arguments, the command lines), ReferenceRatio for the reference shape.
+type totals struct {
+	Steps          int     `json:"steps"`
+	Fluxgit        int     `json:"fluxgit"`
+	Text           int     `json:"text"`
+	Both           int     `json:"both"`
+	Arguments      int     `json:"arguments"`
+	Reference      int     `json:"reference"`
+	Raw            int     `json:"raw"`
+	RawCommands    int     `json:"rawCommands"`
+	Truncated      int     `json:"truncated"`
+	Ratio          float64 `json:"ratio"`
+	TextRatio      float64 `json:"textRatio"`
+	BothRatio      float64 `json:"bothRatio"`
+	WrittenRatio   float64 `json:"writtenRatio"`
+	ReferenceRatio float64 `json:"referenceRatio"`
+}
+
+func (t *totals) addStep(s stepResult) {
+	t.Steps++
+	t.Fluxgit += s.Fluxgit.Structured.O200kTokens
+	t.Text += s.Fluxgit.Text.O200kTokens
+	t.Both += s.Fluxgit.BothTokens
+	t.Arguments += s.Fluxgit.ArgumentTokens
+	t.Reference += s.Fluxgit.ReferenceTokens
+	t.Raw += s.RawTokens
+	t.RawCommands += s.RawCommandTokens
+	if s.Fluxgit.Truncated {
+		t.Truncated++
+	}
+}
+
+func (t *totals) addTotals(o totals) {
+	t.Steps += o.Steps
+	t.Fluxgit += o.Fluxgit
+	t.Text += o.Text
+	t.Both += o.Both
+	t.Arguments += o.Arguments
+	t.Reference += o.Reference
+	t.Raw += o.Raw
+	t.RawCommands += o.RawCommands
+	t.Truncated += o.Truncated
+}
+
+func (t *totals) finish() {
+	t.Ratio = ratio(t.Fluxgit, t.Raw)
+	t.TextRatio = ratio(t.Text, t.Raw)
+	t.BothRatio = ratio(t.Both, t.Raw)
+	t.WrittenRatio = ratio(t.Fluxgit+t.Arguments, t.Raw+t.RawCommands)
+	t.ReferenceRatio = ratio(t.Reference, t.Raw)
 }
 
 type scenarioResult struct {
@@ -101,11 +184,48 @@ type scenarioResult struct {
 	About         string       `json:"about"`
 	FixtureSHA256 string       `json:"fixtureSha256"`
 	Raw           []rawResult  `json:"raw"`
-	Fluxgit       []callResult `json:"fluxgit"`
-	RawTotal      sideTotal    `json:"rawTotal"`
-	FluxgitTotal  sideTotal    `json:"fluxgitTotal"`
-	// Ratio is fluxgit o200k tokens divided by raw git o200k tokens.
-	Ratio float64 `json:"ratio"`
+	Steps         []stepResult `json:"steps"`
+	Totals        totals       `json:"totals"`
+	// ConflictSides says whether conflict.read showed both sides of the
+	// deep conflict (outside check only).
+	ConflictSides *bool `json:"conflictSides,omitempty"`
+}
+
+// toolResult sums one tool's steps over every scenario.
+type toolSummary struct {
+	Tool string `json:"tool"`
+	totals
+}
+
+// catalogResult is one tools/list configuration. Model is the part a model
+// reads (each tool's name, title, description and inputSchema, as served,
+// compact JSON of the array); Served is the whole tools array.
+type catalogResult struct {
+	Name   string   `json:"name"`
+	Env    []string `json:"env"`
+	Tools  int      `json:"tools"`
+	Model  counts   `json:"model"`
+	Served counts   `json:"served"`
+	// Reference* are the same with FLUXGIT_MCP_RESULT_SHAPE=reference
+	// (default and gateway configurations only; 0 elsewhere).
+	ReferenceModelTokens  int    `json:"referenceModelTokens"`
+	ReferenceServedTokens int    `json:"referenceServedTokens"`
+	File                  string `json:"file,omitempty"`
+	SHA256                string `json:"sha256"`
+	// BudgetTokens bounds Model.O200kTokens, like a call's budget.
+	BudgetTokens int `json:"budgetTokens"`
+	// Refused is why the binary did not start in this configuration.
+	Refused string `json:"refused,omitempty"`
+}
+
+// oneLine squeezes an error (the binary's stderr included) onto one
+// table-safe line of at most 200 bytes.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "|", "/")), " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
 }
 
 type results struct {
@@ -115,10 +235,11 @@ type results struct {
 	Tokenizers      map[string]string `json:"tokenizers"`
 	PathPlaceholder string            `json:"pathPlaceholder"`
 	Normalized      []string          `json:"normalized"`
+	Catalog         []catalogResult   `json:"catalog"`
 	Scenarios       []scenarioResult  `json:"scenarios"`
-	RawTotal        sideTotal         `json:"rawTotal"`
-	FluxgitTotal    sideTotal         `json:"fluxgitTotal"`
-	Ratio           float64           `json:"ratio"`
+	Tools           []toolSummary     `json:"tools"`
+	Totals          totals            `json:"totals"`
+	Targets         targetReport      `json:"targets"`
 }
 
 // elapsedMs fields report how long fleet.radar and fleet.digest took; they
@@ -189,7 +310,6 @@ func modeName(isFull bool) string {
 // generate builds every scenario of a mode under work and writes the mode's
 // tree (fixture manifests, outputs, results.json, SHA256SUMS) to out.
 func generate(t testing.TB, mode string, sz sizes, work, out string) *results {
-	t.Helper()
 	res := &results{
 		Mode:            mode,
 		GitVersion:      gitVersion(t),
@@ -201,15 +321,32 @@ func generate(t testing.TB, mode string, sz sizes, work, out string) *results {
 		PathPlaceholder: placeholderRoot,
 		Normalized:      normalizedNotes,
 	}
+	start := time.Now()
+	res.Catalog = measureCatalog(t, filepath.Join(work, "catalog"), out)
+	t.Logf("catalog: %v", time.Since(start).Round(time.Millisecond))
+	byTool := map[string]*totals{}
 	for _, sc := range scenarios {
+		start := time.Now()
 		sr := runScenario(t, sc, sz, filepath.Join(work, sc.name), filepath.Join(out, sc.name))
+		t.Logf("%s: %v", sc.name, time.Since(start).Round(time.Millisecond))
+		for _, st := range sr.Steps {
+			tt := byTool[st.Fluxgit.Tool]
+			if tt == nil {
+				tt = &totals{}
+				byTool[st.Fluxgit.Tool] = tt
+			}
+			tt.addStep(st)
+		}
+		res.Totals.addTotals(sr.Totals)
 		res.Scenarios = append(res.Scenarios, sr)
-		res.RawTotal.Calls += sr.RawTotal.Calls
-		res.RawTotal.add(sr.RawTotal.counts)
-		res.FluxgitTotal.Calls += sr.FluxgitTotal.Calls
-		res.FluxgitTotal.add(sr.FluxgitTotal.counts)
 	}
-	res.Ratio = ratio(res.FluxgitTotal.O200kTokens, res.RawTotal.O200kTokens)
+	res.Totals.finish()
+	for _, name := range toolOrder(byTool) {
+		tt := byTool[name]
+		tt.finish()
+		res.Tools = append(res.Tools, toolSummary{Tool: name, totals: *tt})
+	}
+	res.Targets = targets(res)
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -217,6 +354,25 @@ func generate(t testing.TB, mode string, sz sizes, work, out string) *results {
 	writeFile(t, filepath.Join(out, "results.json"), append(b, '\n'))
 	writeFile(t, filepath.Join(out, "SHA256SUMS"), []byte(sumsOf(t, out)))
 	return res
+}
+
+// toolOrder lists the eight everyday tools first, in the outside check's
+// order, then the others by name.
+func toolOrder(byTool map[string]*totals) []string {
+	var names []string
+	for _, n := range eightTools {
+		if byTool[n] != nil {
+			names = append(names, n)
+		}
+	}
+	var rest []string
+	for n := range byTool {
+		if !contains(eightTools, n) {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	return append(names, rest...)
 }
 
 func writeFile(t testing.TB, p string, b []byte) {
@@ -275,6 +431,17 @@ func slug(argv []string) string {
 	return s
 }
 
+// commandLine is what the model types to run argv: the words joined, the
+// script alone for sh -c.
+func commandLine(argv []string) string {
+	if len(argv) == 3 && argv[0] == "sh" && argv[1] == "-c" {
+		return argv[2]
+	}
+	return strings.Join(argv, " ")
+}
+
+var truncatedRe = regexp.MustCompile(`"truncated":true`)
+
 func runScenario(t testing.TB, sc scenario, sz sizes, work, out string) scenarioResult {
 	t.Helper()
 	if err := os.MkdirAll(work, 0o755); err != nil {
@@ -293,74 +460,297 @@ func runScenario(t testing.TB, sc scenario, sz sizes, work, out string) scenario
 	writeFile(t, filepath.Join(out, "fixture.txt"), []byte(manifest))
 	sr.FixtureSHA256 = sum([]byte(manifest))
 
+	// Each distinct raw command runs once; the steps that share it count it.
 	env := f.gitEnv()
-	for i, rc := range b.raw {
-		cmd := exec.Command(rc.argv[0], rc.argv[1:]...)
-		cmd.Dir = rc.dir
-		cmd.Env = env
-		var buf bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &buf, &buf
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatalf("%s: %v: %v", sc.name, rc.argv, err)
+	ran := map[string]int{}
+	for _, st := range b.steps {
+		for _, rc := range st.raw {
+			key := rc.dir + "\x00" + strings.Join(rc.argv, "\x00")
+			if _, ok := ran[key]; ok {
+				continue
+			}
+			ran[key] = len(sr.Raw)
+			sr.Raw = append(sr.Raw, runRaw(t, sc.name, rc, env, rep, len(sr.Raw)+1, out))
 		}
-		text := rep.Replace(buf.String())
-		argv := make([]string, len(rc.argv))
-		for j, a := range rc.argv {
-			argv[j] = rep.Replace(a)
-		}
-		if code != rc.exit {
-			t.Errorf("%s: %s exited %d, the fixture is built for %d:\n%s", sc.name, strings.Join(argv, " "), code, rc.exit, text)
-		}
-		if (text == "") != rc.empty {
-			t.Errorf("%s: %s printed %d bytes; the fixture is built for empty=%v", sc.name, strings.Join(argv, " "), len(text), rc.empty)
-		}
-		c, err := countText(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		file := fmt.Sprintf("raw/%02d-%s.txt", i+1, slug(argv))
-		writeFile(t, filepath.Join(out, filepath.FromSlash(file)), []byte(text))
-		sr.Raw = append(sr.Raw, rawResult{File: file, Cwd: rep.Replace(rc.dir), Argv: argv, ExitCode: code, counts: c, SHA256: sum([]byte(text))})
-		sr.RawTotal.Calls++
-		sr.RawTotal.add(c)
 	}
 
-	client, err := startMCP(fluxgitBin, fluxgitEnv(f))
+	// The two shapes run side by side on two processes: the calls only read.
+	var lean, reference []toolResult
+	var leanErr, refErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		reference, refErr = callAll(b.steps, append(fluxgitEnv(f), resultShapeEnv+"=reference"), rep)
+	}()
+	lean, leanErr = callAll(b.steps, fluxgitEnv(f), rep)
+	wg.Wait()
+	if leanErr != nil {
+		t.Fatalf("%s: %v", sc.name, leanErr)
+	}
+	if refErr != nil {
+		t.Fatalf("%s, %s=reference: %v", sc.name, resultShapeEnv, refErr)
+	}
+	for i, st := range b.steps {
+		res := lean[i]
+		argsJSON, err := json.Marshal(st.call.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := rep.Replace(string(argsJSON))
+		cr := callResult{Tool: st.call.tool, Arguments: json.RawMessage(args), IsError: res.isError,
+			Structured: mustCount(t, res.structured), Text: mustCount(t, res.text), TextIsStructured: res.text == res.structured,
+			ArgumentTokens: mustCount(t, args).O200kTokens, ReferenceTokens: mustCount(t, reference[i].structured).O200kTokens,
+			Truncated: truncatedRe.MatchString(res.structured), SHA256: sum([]byte(res.structured))}
+		cr.BothTokens = cr.Structured.O200kTokens + cr.Text.O200kTokens
+		cr.BudgetTokens = cr.Structured.O200kTokens
+		cr.File = fmt.Sprintf("fluxgit/%02d-%s.json", i+1, st.call.tool)
+		writeFile(t, filepath.Join(out, filepath.FromSlash(cr.File)), []byte(res.structured))
+		if !cr.TextIsStructured {
+			cr.TextFile = fmt.Sprintf("fluxgit/%02d-%s.text.txt", i+1, st.call.tool)
+			writeFile(t, filepath.Join(out, filepath.FromSlash(cr.TextFile)), []byte(res.text))
+		}
+		if res.isError {
+			t.Errorf("%s: %s returned isError:\n%s", sc.name, st.call.tool, res.text)
+		}
+		sres := stepResult{Fluxgit: cr}
+		for _, rc := range st.raw {
+			r := sr.Raw[ran[rc.dir+"\x00"+strings.Join(rc.argv, "\x00")]]
+			sres.Raw = append(sres.Raw, r.File)
+			sres.RawTokens += r.O200kTokens
+			sres.RawCommandTokens += r.CommandTokens
+		}
+		sres.Ratio = ratio(cr.Structured.O200kTokens, sres.RawTokens)
+		sr.Steps = append(sr.Steps, sres)
+		sr.Totals.addStep(sres)
+		if st.call.tool == "conflict.read" && len(b.sides) > 0 {
+			ok := true
+			for _, side := range b.sides {
+				if !strings.Contains(res.structured, jsonInner(side)) {
+					ok = false
+				}
+			}
+			sr.ConflictSides = &ok
+		}
+	}
+	sr.Totals.finish()
+	return sr
+}
+
+// jsonInner is s as it appears inside a JSON string.
+func jsonInner(s string) string {
+	b, _ := json.Marshal(s)
+	return strings.Trim(string(b), `"`)
+}
+
+func mustCount(t testing.TB, s string) counts {
+	t.Helper()
+	c, err := countText(s)
 	if err != nil {
-		t.Fatalf("%s: %v", sc.name, err)
+		t.Fatal(err)
+	}
+	return c
+}
+
+// runRaw runs one raw command and saves its output as raw/NN-<slug>.txt.
+func runRaw(t testing.TB, scenario string, rc rawCmd, env []string, rep *strings.Replacer, n int, out string) rawResult {
+	t.Helper()
+	cmd := exec.Command(rc.argv[0], rc.argv[1:]...)
+	cmd.Dir = rc.dir
+	cmd.Env = env
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s: %v: %v", scenario, rc.argv, err)
+	}
+	text := rep.Replace(buf.String())
+	argv := make([]string, len(rc.argv))
+	for j, a := range rc.argv {
+		argv[j] = rep.Replace(a)
+	}
+	if code != rc.exit {
+		t.Errorf("%s: %s exited %d, the fixture is built for %d:\n%s", scenario, strings.Join(argv, " "), code, rc.exit, text)
+	}
+	if (text == "") != rc.empty {
+		t.Errorf("%s: %s printed %d bytes; the fixture is built for empty=%v", scenario, strings.Join(argv, " "), len(text), rc.empty)
+	}
+	c := mustCount(t, text)
+	file := fmt.Sprintf("raw/%02d-%s.txt", n, slug(argv))
+	writeFile(t, filepath.Join(out, filepath.FromSlash(file)), []byte(text))
+	return rawResult{File: file, Cwd: rep.Replace(rc.dir), Argv: argv, ExitCode: code, counts: c, SHA256: sum([]byte(text)),
+		CommandTokens: mustCount(t, commandLine(argv)).O200kTokens}
+}
+
+// resultShapeEnv selects the reference's full result shapes in the binary
+// (internal/resultshape.Env); a binary that does not read it answers the
+// same in both runs.
+const resultShapeEnv = "FLUXGIT_MCP_RESULT_SHAPE"
+
+// callAll runs every step's call on one fluxgit process and returns the
+// answers with the fixture path and clock fields normalized.
+func callAll(steps []step, env []string, rep *strings.Replacer) ([]toolResult, error) {
+	client, err := startMCP(fluxgitBin, env)
+	if err != nil {
+		return nil, err
 	}
 	defer client.close()
-	for i, call := range b.calls {
-		text, isErr, err := client.callTool(call.tool, call.args)
+	var out []toolResult
+	for _, st := range steps {
+		res, err := client.callTool(st.call.tool, st.call.args)
 		if err != nil {
-			t.Fatalf("%s: %v", sc.name, err)
+			return nil, err
 		}
-		text = elapsedRe.ReplaceAllString(rep.Replace(text), elapsedFixed)
-		if isErr {
-			t.Errorf("%s: %s returned isError:\n%s", sc.name, call.tool, text)
+		norm := func(s string) string { return elapsedRe.ReplaceAllString(rep.Replace(s), elapsedFixed) }
+		res.text = norm(res.text)
+		if res.structured == "" {
+			res.structured = res.text // no structuredContent: the text is all there is
+		} else {
+			res.structured = norm(res.structured)
 		}
-		argsJSON, err := json.Marshal(call.args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := countText(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		file := fmt.Sprintf("fluxgit/%02d-%s.txt", i+1, call.tool)
-		writeFile(t, filepath.Join(out, filepath.FromSlash(file)), []byte(text))
-		sr.Fluxgit = append(sr.Fluxgit, callResult{File: file, Tool: call.tool, Arguments: json.RawMessage(rep.Replace(string(argsJSON))),
-			IsError: isErr, counts: c, SHA256: sum([]byte(text)), BudgetTokens: c.O200kTokens})
-		sr.FluxgitTotal.Calls++
-		sr.FluxgitTotal.add(c)
+		out = append(out, res)
 	}
-	sr.Ratio = ratio(sr.FluxgitTotal.O200kTokens, sr.RawTotal.O200kTokens)
-	return sr
+	return out, nil
+}
+
+// catalogConfigs are the tools/list configurations measured. The gateway
+// address points at a port nothing listens on: tools/list never dials it.
+var catalogConfigs = []struct {
+	name      string
+	env       []string
+	reference bool
+	save      bool
+}{
+	{"default", nil, true, true},
+	{"gateway", []string{"FLUXGIT_GATEWAY_ADDR=127.0.0.1:9"}, true, true},
+	{"toolsets=all", []string{"FLUXGIT_TOOLSETS=all"}, false, false},
+	{"read-only", []string{"FLUXGIT_READ_ONLY=1"}, false, false},
+	{"toolsets=git", []string{"FLUXGIT_TOOLSETS=git"}, false, false},
+	{"toolsets=fleet", []string{"FLUXGIT_TOOLSETS=fleet"}, false, false},
+	{"toolsets=proposals", []string{"FLUXGIT_TOOLSETS=proposals"}, false, false},
+	{"toolsets=restore", []string{"FLUXGIT_TOOLSETS=restore"}, false, false},
+}
+
+// modelView keeps, per tool, what a model reads of the catalog: name,
+// title, description and inputSchema, in that order, as served.
+func modelView(tools []json.RawMessage) (string, error) {
+	var parts []string
+	for _, raw := range tools {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return "", fmt.Errorf("decode tool: %w", err)
+		}
+		var fields []string
+		for _, k := range []string{"name", "title", "description", "inputSchema"} {
+			if v, ok := m[k]; ok {
+				var buf bytes.Buffer
+				if err := json.Compact(&buf, v); err != nil {
+					return "", fmt.Errorf("compact %s: %w", k, err)
+				}
+				fields = append(fields, fmt.Sprintf("%q:%s", k, buf.String()))
+			}
+		}
+		parts = append(parts, "{"+strings.Join(fields, ",")+"}")
+	}
+	return "[" + strings.Join(parts, ",") + "]", nil
+}
+
+func servedView(tools []json.RawMessage) (string, error) {
+	var buf bytes.Buffer
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return "", err
+	}
+	if err := json.Compact(&buf, b); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// catalogView is one tools/list answer: the model view, the whole array
+// and the number of tools.
+type catalogView struct {
+	model, served string
+	tools         int
+	err           error
+}
+
+func listCatalog(env []string) catalogView {
+	client, err := startMCP(fluxgitBin, env)
+	if err != nil {
+		return catalogView{err: err}
+	}
+	defer client.close()
+	tools, err := client.listTools()
+	if err != nil {
+		return catalogView{err: err}
+	}
+	v := catalogView{tools: len(tools)}
+	if v.model, v.err = modelView(tools); v.err != nil {
+		return v
+	}
+	v.served, v.err = servedView(tools)
+	return v
+}
+
+// measureCatalog counts tools/list in each configuration and saves the
+// model view of the default and gateway catalogs.
+func measureCatalog(t testing.TB, work, out string) []catalogResult {
+	t.Helper()
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, filepath.Join(work, "src"), 1)
+	base := fluxgitEnv(f)
+	// The configurations are listed concurrently: each is a process start
+	// and one request, mostly waiting.
+	views := make([]catalogView, len(catalogConfigs))
+	refs := make([]catalogView, len(catalogConfigs))
+	var wg sync.WaitGroup
+	for i, cfg := range catalogConfigs {
+		env := append(append([]string(nil), base...), cfg.env...)
+		wg.Add(1)
+		go func() { defer wg.Done(); views[i] = listCatalog(env) }()
+		if cfg.reference {
+			wg.Add(1)
+			go func() { defer wg.Done(); refs[i] = listCatalog(append(env, resultShapeEnv+"=reference")) }()
+		}
+	}
+	wg.Wait()
+	var res []catalogResult
+	for i, cfg := range catalogConfigs {
+		v := views[i]
+		if v.err != nil && i < 2 {
+			t.Fatalf("catalog %s: %v", cfg.name, v.err)
+		}
+		if v.err != nil {
+			// A configuration the binary no longer accepts (a toolset
+			// renamed, say) is recorded, not fatal: the row says so and the
+			// committed results differ until catalogConfigs is updated.
+			res = append(res, catalogResult{Name: cfg.name, Env: append([]string{}, cfg.env...), Refused: oneLine(v.err.Error())})
+			continue
+		}
+		cr := catalogResult{Name: cfg.name, Env: append([]string{}, cfg.env...), Tools: v.tools,
+			Model: mustCount(t, v.model), Served: mustCount(t, v.served), SHA256: sum([]byte(v.model))}
+		cr.BudgetTokens = cr.Model.O200kTokens
+		if cfg.reference {
+			if refs[i].err != nil {
+				t.Fatalf("catalog %s, %s=reference: %v", cfg.name, resultShapeEnv, refs[i].err)
+			}
+			cr.ReferenceModelTokens = mustCount(t, refs[i].model).O200kTokens
+			cr.ReferenceServedTokens = mustCount(t, refs[i].served).O200kTokens
+		}
+		if cfg.save {
+			cr.File = "catalog/" + cfg.name + ".json"
+			writeFile(t, filepath.Join(out, filepath.FromSlash(cr.File)), []byte(v.model))
+		}
+		res = append(res, cr)
+	}
+	return res
 }
 
 // fluxgitEnv runs the server with the fixture's git environment, a private
