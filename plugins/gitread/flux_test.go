@@ -59,6 +59,10 @@ func TestFluxGitToolsGated(t *testing.T) {
 				if d.Tool != tool || d.Tier != "fluxgit" || d.GatewayConfigured || d.LearnMore != "https://fluxgit.com/features/mcp-agent-git/" || len(d.FreeShellAlternative) == 0 || d.UpgradeHint == "" {
 					t.Fatalf("%s: %+v", tool, d)
 				}
+				// The hint says how to start fluxgit's own gateway.
+				if !strings.Contains(d.UpgradeHint, "`fluxgit gateway`") || !strings.Contains(d.UpgradeHint, "FLUXGIT_MCP_HANDSHAKE_ADDR") {
+					t.Fatalf("%s: upgradeHint %q does not say how to start fluxgit gateway", tool, d.UpgradeHint)
+				}
 			}
 		})
 	}
