@@ -31,7 +31,9 @@ type Hint struct {
 	AgentCount            int         `json:"agentCount"`
 	OverlappingAgentCount int         `json:"overlappingAgentCount"`
 	ProposalPathsKnown    bool        `json:"proposalPathsKnown"`
-	OmittedLikelyCaller   bool        `json:"omittedLikelyCaller"`
+	// OmittedLikelyCaller counts the findings left out as likely the
+	// caller itself (F§7 otherAgents: a count, not a flag).
+	OmittedLikelyCaller int    `json:"omittedLikelyCaller"`
 	Note                  string      `json:"note"`
 }
 
@@ -58,7 +60,7 @@ func (d *Detector) OtherAgents(ctx context.Context, clientName, repoPath string,
 	var others []Agent
 	for _, a := range agents {
 		if a.LikelyCaller {
-			h.OmittedLikelyCaller = true
+			h.OmittedLikelyCaller++
 			continue
 		}
 		others = append(others, a)
