@@ -34,7 +34,7 @@ type Hint struct {
 	// OmittedLikelyCaller counts the findings left out as likely the
 	// caller itself (F§7 otherAgents: a count, not a flag).
 	OmittedLikelyCaller int    `json:"omittedLikelyCaller"`
-	Note                  string      `json:"note"`
+	Note                string `json:"note"`
 }
 
 // OtherAgents builds the hint for a proposal on repoPath touching
