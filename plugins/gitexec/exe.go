@@ -141,9 +141,11 @@ func sharedWritable(dir string) bool {
 // pickCandidate returns the first candidate that is not inside the
 // repository repo names. repo may be any directory of a work tree (a
 // subdirectory, the .git directory): a candidate inside repo, or inside
-// any directory above it that holds a .git entry (the work tree's top
-// level, an enclosing superproject), is skipped, so `repoPath:
-// <repo>/sub` cannot make a git at <repo>/tools/git acceptable.
+// the work tree that contains it (the nearest directory at or above repo
+// holding a .git entry), is skipped, so `repoPath: <repo>/sub` cannot
+// make a git at <repo>/tools/git acceptable. An enclosing repository
+// further up (a dotfiles repository at $HOME) is another repository and
+// does not count.
 func pickCandidate(cands []string, repo string) (string, error) {
 	root := canonical(repo)
 	for _, c := range cands {
@@ -154,18 +156,26 @@ func pickCandidate(cands []string, repo string) (string, error) {
 	return "", errors.New("every git executable found lies inside the repository")
 }
 
-// insideRepository reports whether c lies in root or in an ancestor of
-// root that holds a .git entry. Only ancestors that contain c are
-// examined, so a git far from the repository costs no file system call.
+// insideRepository reports whether c lies in root or in the work tree
+// containing root. A candidate that shares no directory but / with root
+// costs no file system call.
 func insideRepository(c, root string) bool {
-	for d := root; ; {
+	if isInside(c, root) {
+		return true
+	}
+	shared := false
+	for d := filepath.Dir(root); d != filepath.Dir(d); d = filepath.Dir(d) {
 		if isInside(c, d) {
-			if d == root {
-				return true
-			}
-			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-				return true
-			}
+			shared = true
+			break
+		}
+	}
+	if !shared {
+		return false
+	}
+	for d := root; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return isInside(c, d)
 		}
 		parent := filepath.Dir(d)
 		if parent == d || d == "" {

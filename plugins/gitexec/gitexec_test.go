@@ -633,6 +633,23 @@ func TestPickCandidate(t *testing.T) {
 			}
 		})
 	}
+	t.Run("an enclosing repository further up is another repository", func(t *testing.T) {
+		// A dotfiles repository at the top, a project repository below
+		// it: a git in the dotfiles work tree may read the project.
+		outer, _ := filepath.EvalSymlinks(t.TempDir())
+		for _, d := range []string{".git", "bin", "src/proj/.git", "src/proj/sub"} {
+			if err := os.MkdirAll(filepath.Join(outer, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := filepath.Join(outer, "bin", "git")
+		if got, err := pickCandidate([]string{c}, filepath.Join(outer, "src", "proj", "sub")); err != nil || got != c {
+			t.Fatalf("got %q, %v", got, err)
+		}
+		if _, err := pickCandidate([]string{c}, filepath.Join(outer, "bin")); err == nil {
+			t.Fatal("a git inside the outer work tree was accepted for that work tree")
+		}
+	})
 	t.Run("a sibling directory without .git is not the repository", func(t *testing.T) {
 		plain := filepath.Join(filepath.Dir(top), filepath.Base(top)+"-plain")
 		if err := os.MkdirAll(filepath.Join(plain, "a"), 0o755); err != nil {
