@@ -35,7 +35,7 @@ const (
 )
 
 const (
-	fxApprovalMessage = "Restoring, undoing or redoing changes history; it needs a write proposal approved by a human in FluxGit."
+	fxApprovalMessage = "Restoring, undoing or redoing changes history; it needs a write proposal a person approves."
 	fxMaxRecord       = 1 << 20
 )
 

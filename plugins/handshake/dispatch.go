@@ -32,9 +32,9 @@ const (
 // terminalMessages are the 10004 messages, one per terminal status: what
 // happened and what the agent should do next.
 var terminalMessages = map[string]string{
-	"rejected":  "The user rejected this proposal in FluxGit, so nothing was changed. Do not resubmit it unchanged or run the git command yourself: ask the user what they want instead (error.data.statusBody may carry their reason).",
-	"failed":    "The user approved this proposal but FluxGit reported that the operation failed (see error.data.statusBody). Check the repository with repo.status before proposing anything again; FluxGit keeps a restore point for the attempt.",
-	"expired":   "This proposal expired before anyone approved it, so nothing was changed. If it is still wanted, propose it again and ask the user to decide in FluxGit within a few minutes.",
+	"rejected":  "The user rejected this proposal, so nothing was changed. Do not resubmit it unchanged or run the git command yourself: ask the user what they want instead (error.data.statusBody may carry their reason).",
+	"failed":    "The user approved this proposal but the gateway reported that the operation failed (see error.data.statusBody). Check the repository with repo.status before proposing anything again; the gateway keeps a restore point for the attempt.",
+	"expired":   "This proposal expired before anyone approved it, so nothing was changed. If it is still wanted, propose it again and ask the user to decide within a few minutes.",
 	"cancelled": "This proposal was cancelled before a decision, so nothing was changed. Propose it again only if it is still wanted.",
 }
 
@@ -213,11 +213,11 @@ func nextAction(id, status string) map[string]any {
 	var reason string
 	switch status {
 	case "approved":
-		reason = "The user approved the proposal; FluxGit will run it shortly."
+		reason = "The user approved the proposal; the gateway will run it shortly."
 	case "executing":
-		reason = "FluxGit is running the approved operation now."
+		reason = "The gateway is running the approved operation now."
 	case StatusPending:
-		reason = "The proposal waits for the user to approve or reject it in FluxGit; proposals expire after about 5 minutes without a decision."
+		reason = "The proposal waits for the user to approve or reject it on the approval gateway; proposals expire after about 5 minutes without a decision."
 	default:
 		reason = "FluxGit reports the proposal as " + status + "; it has not finished."
 	}
@@ -228,7 +228,7 @@ func nextAction(id, status string) map[string]any {
 			"previewId":           id,
 			"lastStatus":          status,
 			"reason":              reason,
-			"agentRecommendation": "Do not run the git command yourself and do not propose it again while this proposal is live. Check operation.status after the user had time to decide (tell them it waits in FluxGit), or withdraw it with operation.cancel.",
+			"agentRecommendation": "Do not run the git command yourself and do not propose it again while this proposal is live. Check operation.status after the user had time to decide (tell them it waits for their approval), or withdraw it with operation.cancel.",
 		},
 	}
 }
