@@ -14,12 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -219,16 +217,13 @@ func checkGit(ctx context.Context, o Options) Result {
 	if err != nil {
 		return Result{Name: CheckGit, Status: Fail, Detail: "no usable git: " + err.Error(), Fix: fix}
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "--version")
-	// --version reads no configuration; a clean environment keeps it so.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull}
-	out, err := cmd.Output()
+	// gitexec.Version bounds the run even when something git started
+	// keeps its output open: the server reads no request before this.
+	out, err := gitexec.Version(ctx, exe)
 	if err != nil {
-		return Result{Name: CheckGit, Status: Fail, Detail: fmt.Sprintf("%s --version failed: %v", exe, err), Fix: fix}
+		return Result{Name: CheckGit, Status: Fail, Detail: err.Error(), Fix: fix}
 	}
-	v, err := ParseGitVersion(string(out))
+	v, err := ParseGitVersion(out)
 	if err != nil {
 		return Result{Name: CheckGit, Status: Fail, Detail: exe + ": " + err.Error(), Fix: fix}
 	}

@@ -191,6 +191,12 @@ func (r *presenceReader) readRecord(path string, info os.FileInfo) (Finding, boo
 		f.StartTime, _ = ProcessStartTime(doc.PID)
 		f.Ancestry = Ancestors(doc.PID)
 	default:
+		// The server that wrote the record is gone (or its pid now names
+		// a younger process): its pid identifies nothing any more, so it
+		// is neither reported nor used to join findings (pid null, as
+		// F§6.19 allows; a same-agent finding without a pid then counts
+		// as likelyCaller, the reference's rule).
+		f.PID = nil
 		f.State = StateRecent
 	}
 	if now.Sub(time.UnixMilli(best)) <= WorkingWindow {

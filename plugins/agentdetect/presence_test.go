@@ -90,6 +90,9 @@ func TestPresenceSource(t *testing.T) {
 		{"oversize", "1109.json", `{"schemaVersion":1,"pid":1109,"client":{"name":"codex"},"repos":[{"repoPath":"` + repo + `","lastCallMs":` + fmt.Sprint(ms(-time.Minute)) + `,"lastTool":"t"}]}` + strings.Repeat(" ", 65<<10), now, nil},
 		{"temporary file", ".1110.abc.tmp", record(1110, client("codex"), recRepo{repo, ms(-time.Minute), "t"}), now, nil},
 		{"tool name with arguments dropped", "1008.json", record(1008, client("opencode"), recRepo{repo, ms(-time.Minute), "rm -rf /"}), now, &want{"opencode", StateWorking, "", "opencode"}},
+		// A live server (this test process) keeps its pid; every other
+		// record here names a pid with no process behind it.
+		{"live server keeps its pid", "live.json", record(os.Getpid(), client("cursor"), recRepo{repo, ms(-5 * time.Minute), "t"}), now, &want{"cursor", StateOpen, "t", "cursor"}},
 	}
 	for _, tt := range tests {
 		writeRecord(t, dir, tt.file, tt.doc, tt.mtime)
@@ -104,31 +107,41 @@ func TestPresenceSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byPID := map[int]Finding{}
+	_, canTellAlive := ProcessStartTime(os.Getpid())
+	// Findings are matched to records by client name (unique among the
+	// records that must be found): a dead server's record has no pid.
+	byClient := map[string]Finding{}
 	for _, f := range fs {
-		byPID[*f.PID] = f
-	}
-	if _, ok := byPID[1111]; ok {
-		t.Error("a symlinked record was read")
-	}
-	for _, tt := range tests {
-		var pid int
-		fmt.Sscanf(tt.file, "%d.json", &pid)
-		if m, ok := tt.doc.(map[string]any); ok {
-			if p, ok := m["pid"].(int); ok {
-				pid = p
-			}
+		name := ""
+		if f.MCPClient != nil {
+			name = f.MCPClient.Name
 		}
-		f, found := byPID[pid]
+		if _, dup := byClient[name]; dup {
+			t.Errorf("two findings for client %q: %+v", name, fs)
+		}
+		byClient[name] = f
+		if name == "codex" { // every record that must be skipped names client codex
+			t.Errorf("a record that must be skipped was read: %+v", f)
+		}
+	}
+	wanted := 0
+	for _, tt := range tests {
 		if tt.want == nil {
-			if found {
-				t.Errorf("%s: found %+v", tt.name, f)
-			}
 			continue
 		}
+		wanted++
+		f, found := byClient[tt.want.client]
 		if !found {
 			t.Errorf("%s: not found", tt.name)
 			continue
+		}
+		// A record whose server is gone must not report that pid.
+		live := tt.file == "live.json"
+		if live && !canTellAlive {
+			continue // this OS cannot tell a live pid from a dead one
+		}
+		if live != (f.PID != nil) || live && *f.PID != os.Getpid() {
+			t.Errorf("%s: pid %v, want the pid only for a live server", tt.name, f.PID)
 		}
 		tool := ""
 		if f.LastTool != nil {
@@ -142,6 +155,9 @@ func TestPresenceSource(t *testing.T) {
 			f.Confidence != ConfidenceRegistry || strings.Join(f.Sources, ",") != SourceMCP || f.LastActivityMs == nil {
 			t.Errorf("%s: got agent %s state %s tool %q client %q (%+v), want %+v", tt.name, f.Agent, f.State, tool, name, f, *tt.want)
 		}
+	}
+	if len(fs) != wanted {
+		t.Errorf("%d findings, want %d: %+v", len(fs), wanted, fs)
 	}
 }
 

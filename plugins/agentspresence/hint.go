@@ -31,8 +31,10 @@ type Hint struct {
 	AgentCount            int         `json:"agentCount"`
 	OverlappingAgentCount int         `json:"overlappingAgentCount"`
 	ProposalPathsKnown    bool        `json:"proposalPathsKnown"`
-	OmittedLikelyCaller   bool        `json:"omittedLikelyCaller"`
-	Note                  string      `json:"note"`
+	// OmittedLikelyCaller counts the findings left out as likely the
+	// caller itself (F§7 otherAgents: a count, not a flag).
+	OmittedLikelyCaller int    `json:"omittedLikelyCaller"`
+	Note                string `json:"note"`
 }
 
 // OtherAgents builds the hint for a proposal on repoPath touching
@@ -58,7 +60,7 @@ func (d *Detector) OtherAgents(ctx context.Context, clientName, repoPath string,
 	var others []Agent
 	for _, a := range agents {
 		if a.LikelyCaller {
-			h.OmittedLikelyCaller = true
+			h.OmittedLikelyCaller++
 			continue
 		}
 		others = append(others, a)

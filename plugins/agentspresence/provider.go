@@ -124,7 +124,11 @@ func (p *Provider) CallTool(ctx context.Context, call *sdk.Call) (*sdk.Result, e
 	if err != nil {
 		var ge *gitexec.Error
 		if errors.As(err, &ge) {
-			return sdk.Fail(Source, CodeGitFailed, MessageGitFailed, map[string]any{"command": ge.Command, "details": ge.Details}), nil
+			data := map[string]any{"command": ge.Command, "details": ge.Details}
+			if kind, hint := gitexec.Classify(ge.Details); kind != "" {
+				data["kind"], data["hint"] = kind, hint
+			}
+			return sdk.Fail(Source, CodeGitFailed, MessageGitFailed, data), nil
 		}
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -159,14 +160,14 @@ func TestOtherAgentsHint(t *testing.T) {
 		disabled    bool
 		agents      int
 		overlapping int
-		omitted     bool
+		omitted     int
 		codexPaths  []string // nil means null
 	}{
-		{"discard of a file codex touched", "claude-code", []string{"src/a.go"}, false, 2, 1, true, []string{"src/a.go"}},
-		{"a directory codex declared", "claude-code", []string{"docs/x.md", "other"}, false, 2, 1, true, []string{"docs/x.md"}},
-		{"the whole repository", "", []string{"."}, false, 3, 3, false, []string{"src/a.go", "docs"}},
-		{"paths unknown", "claude-code", nil, false, 2, 0, true, nil},
-		{"disabled", "claude-code", []string{"src/a.go"}, true, 0, 0, false, nil},
+		{"discard of a file codex touched", "claude-code", []string{"src/a.go"}, false, 2, 1, 1, []string{"src/a.go"}},
+		{"a directory codex declared", "claude-code", []string{"docs/x.md", "other"}, false, 2, 1, 1, []string{"docs/x.md"}},
+		{"the whole repository", "", []string{"."}, false, 3, 3, 0, []string{"src/a.go", "docs"}},
+		{"paths unknown", "claude-code", nil, false, 2, 0, 1, nil},
+		{"disabled", "claude-code", []string{"src/a.go"}, true, 0, 0, 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,7 +183,7 @@ func TestOtherAgentsHint(t *testing.T) {
 				AgentCount            int  `json:"agentCount"`
 				OverlappingAgentCount int  `json:"overlappingAgentCount"`
 				ProposalPathsKnown    bool `json:"proposalPathsKnown"`
-				OmittedLikelyCaller   bool `json:"omittedLikelyCaller"`
+				OmittedLikelyCaller   int  `json:"omittedLikelyCaller"`
 				Agents                []struct {
 					Agent            string          `json:"agent"`
 					OverlappingPaths json.RawMessage `json:"overlappingPaths"`
@@ -209,5 +210,71 @@ func TestOtherAgentsHint(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCallerOwnDeadPresenceRecord reads real presence records (the
+// format host/mcp writes) of the caller's own agent whose server is gone:
+// agents.presence reports it with pid null and likelyCaller true (the
+// reference's rule for a same-agent finding without a pid), and the
+// proposal hint leaves it out and counts it in omittedLikelyCaller
+// instead of reporting it as another agent. Before the fix the dead
+// server's pid was reported, so likelyCaller was false and the hint
+// counted the caller's own agent.
+func TestCallerOwnDeadPresenceRecord(t *testing.T) {
+	repo := gitRepo(t)
+	run, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FLUXGIT_RUN_DIR", run)
+	dir := agentdetect.PresenceDir(run)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	write := func(pid int, name string) {
+		b, _ := json.Marshal(map[string]any{"schemaVersion": 1, "pid": pid,
+			"client": map[string]any{"name": name, "version": "1.0"},
+			"repos":  []map[string]any{{"repoPath": repo, "lastCallMs": now.Add(-5 * time.Minute).UnixMilli(), "lastTool": "repo.status"}}})
+		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(pid)+".json"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Pids far above any pid_max: no process has them.
+	write(99999991, "claude-code")
+	write(99999992, "codex-mcp-client")
+	p := &Provider{Detector: Detector{Sources: []agentdetect.Source{agentdetect.PresenceSource{}}}, Disabled: func() bool { return false }}
+
+	res := call(t, p, repo, "claude-code")
+	if res.Error != nil {
+		t.Fatalf("agents.presence: %+v", res.Error)
+	}
+	var d Data
+	if err := json.Unmarshal(res.Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	byAgent := map[string]Agent{}
+	for _, a := range d.Agents {
+		byAgent[a.Agent] = a
+	}
+	own, other := byAgent["claude-code"], byAgent["codex"]
+	if len(d.Agents) != 2 || own.Agent == "" || other.Agent == "" {
+		t.Fatalf("agents %+v", d.Agents)
+	}
+	if own.PID != nil || other.PID != nil {
+		t.Fatalf("a dead server's pid is reported: own %v, other %v", own.PID, other.PID)
+	}
+	if !own.SameAgentAsCaller || !own.LikelyCaller || other.SameAgentAsCaller || other.LikelyCaller {
+		t.Fatalf("caller flags: own %+v, other %+v", own, other)
+	}
+
+	d2 := &Detector{Sources: []agentdetect.Source{agentdetect.PresenceSource{}}}
+	var h Hint
+	if err := json.Unmarshal(d2.OtherAgents(context.Background(), "claude-code", repo, []string{"a.txt"}, false), &h); err != nil {
+		t.Fatal(err)
+	}
+	if h.AgentCount != 1 || len(h.Agents) != 1 || h.Agents[0].Agent.Agent != "codex" || h.OmittedLikelyCaller != 1 {
+		t.Fatalf("hint counts the caller's own agent: %+v", h)
 	}
 }

@@ -28,6 +28,9 @@ var (
 	resolveOnce sync.Once
 	resolved    []string
 	resolveErr  error
+	// resolvedPinned: the candidate came from EnvGitPath, so there is no
+	// other git to fall back to and a refusal must name the variable.
+	resolvedPinned bool
 )
 
 // ResolveExecutable returns the canonical path of the git executable to run
@@ -38,11 +41,17 @@ func ResolveExecutable(repo string) (string, error) {
 	resolveOnce.Do(func() {
 		cwd, _ := os.Getwd()
 		resolved, resolveErr = findCandidates(os.LookupEnv, cwd)
+		_, resolvedPinned = os.LookupEnv(EnvGitPath)
 	})
 	if resolveErr != nil {
 		return "", resolveErr
 	}
-	return pickCandidate(resolved, repo)
+	c, err := pickCandidate(resolved, repo)
+	if err != nil && resolvedPinned && len(resolved) == 1 {
+		return "", fmt.Errorf("%s=%q lies inside the repository being read (%s): a repository must never supply the git that reads it; "+
+			"fix: set %s to a git outside every repository agents read (for example /usr/bin/git), or unset it", EnvGitPath, resolved[0], canonical(repo), EnvGitPath)
+	}
+	return c, err
 }
 
 // findCandidates lists usable git executables in priority order.
@@ -129,15 +138,51 @@ func sharedWritable(dir string) bool {
 	return fi.Mode().Perm()&0o022 != 0
 }
 
-// pickCandidate returns the first candidate that is not inside repo.
+// pickCandidate returns the first candidate that is not inside the
+// repository repo names. repo may be any directory of a work tree (a
+// subdirectory, the .git directory): a candidate inside repo, or inside
+// the work tree that contains it (the nearest directory at or above repo
+// holding a .git entry), is skipped, so `repoPath: <repo>/sub` cannot
+// make a git at <repo>/tools/git acceptable. An enclosing repository
+// further up (a dotfiles repository at $HOME) is another repository and
+// does not count.
 func pickCandidate(cands []string, repo string) (string, error) {
 	root := canonical(repo)
 	for _, c := range cands {
-		if !isInside(c, root) {
+		if !insideRepository(c, root) {
 			return c, nil
 		}
 	}
 	return "", errors.New("every git executable found lies inside the repository")
+}
+
+// insideRepository reports whether c lies in root or in the work tree
+// containing root. A candidate that shares no directory but / with root
+// costs no file system call.
+func insideRepository(c, root string) bool {
+	if isInside(c, root) {
+		return true
+	}
+	shared := false
+	for d := filepath.Dir(root); d != filepath.Dir(d); d = filepath.Dir(d) {
+		if isInside(c, d) {
+			shared = true
+			break
+		}
+	}
+	if !shared {
+		return false
+	}
+	for d := root; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return isInside(c, d)
+		}
+		parent := filepath.Dir(d)
+		if parent == d || d == "" {
+			return false
+		}
+		d = parent
+	}
 }
 
 // canonical resolves symlinks when possible so containment checks compare

@@ -50,9 +50,16 @@ const (
 	// git writing megabytes of warnings means something is wrong.
 	MaxStderr = 1 << 20
 	// PipeGrace is how long Wait lets a descendant that inherited git's
-	// pipes keep them open after git itself has exited.
+	// pipes keep them open after git itself has exited (the reference's
+	// 2 s): then the pipes are closed, the process group is killed and
+	// the call answers. Without it a wrapper or hook whose background child
+	// keeps stdout open would hold the call, and the server, indefinitely.
 	PipeGrace = 2 * time.Second
 )
+
+// pipeGrace is the grace the runners apply; PipeGrace except in tests,
+// which shorten it so a held pipe does not cost them seconds.
+var pipeGrace = PipeGrace
 
 // Sentinel causes carried by Error.Err, for errors.Is.
 var (
@@ -379,7 +386,7 @@ func (r *Runner) start(parent context.Context, exe string, command, argv []strin
 	cmd := exec.CommandContext(ctx, exe, argv...)
 	cmd.Env = sanitizedEnv(overrides)
 	cmd.Stdin = nil // /dev/null: git must never wait for a prompt
-	cmd.WaitDelay = PipeGrace
+	cmd.WaitDelay = pipeGrace
 	setProcessGroup(cmd)
 	defer pinCheck(applyPin(parent, cmd), command, &err) // pin.go
 
@@ -467,7 +474,7 @@ func (o runOutcome) err() error {
 	case o.ctx.Err() != nil:
 		return fail(ErrTimeout, "git command did not finish in time (limit "+o.timeout.String()+") and was killed")
 	case errors.Is(o.waitErr, exec.ErrWaitDelay):
-		return fail(ErrExit, "a process started by git still held its output open "+PipeGrace.String()+" after git exited; it was killed")
+		return fail(ErrExit, heldPipeDetails())
 	case o.waitErr != nil:
 		var ee *exec.ExitError
 		if !errors.As(o.waitErr, &ee) {
@@ -483,6 +490,13 @@ func (o runOutcome) err() error {
 		return fail(ErrExit, details)
 	}
 	return nil
+}
+
+// heldPipeDetails explains ErrWaitDelay: git exited but something it (or a
+// wrapper named by FLUXGIT_MCP_GIT_PATH) started kept its output open.
+func heldPipeDetails() string {
+	return "git exited but a process it started still held its output open after " + pipeGrace.String() +
+		"; that process was killed and the output dropped. A git wrapper (" + EnvGitPath + ") or hook must not leave a background process holding stdout"
 }
 
 // limitBuffer is the io.Writer exec copies a pipe into. It keeps the first

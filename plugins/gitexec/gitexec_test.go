@@ -606,6 +606,61 @@ func TestPickCandidate(t *testing.T) {
 			}
 		})
 	}
+
+	// A subdirectory (or the .git directory) of a work tree is the same
+	// repository: a git elsewhere in that work tree is inside it too.
+	top, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{".git", "sub/deeper", "tools"} {
+		if err := os.MkdirAll(filepath.Join(top, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inRepo := filepath.Join(top, "tools", "git")
+	for _, tt := range []struct {
+		name, repo string
+	}{
+		{"work tree top", top},
+		{"subdirectory", filepath.Join(top, "sub", "deeper")},
+		{"git directory", filepath.Join(top, ".git")},
+	} {
+		t.Run("inside work tree from "+tt.name, func(t *testing.T) {
+			got, err := pickCandidate([]string{inRepo, "/usr/bin/git"}, tt.repo)
+			if err != nil || got != "/usr/bin/git" {
+				t.Fatalf("got %q, %v; want the git outside the work tree", got, err)
+			}
+			if got, err := pickCandidate([]string{inRepo}, tt.repo); err == nil {
+				t.Fatalf("git inside the work tree accepted: %q", got)
+			}
+		})
+	}
+	t.Run("an enclosing repository further up is another repository", func(t *testing.T) {
+		// A dotfiles repository at the top, a project repository below
+		// it: a git in the dotfiles work tree may read the project.
+		outer, _ := filepath.EvalSymlinks(t.TempDir())
+		for _, d := range []string{".git", "bin", "src/proj/.git", "src/proj/sub"} {
+			if err := os.MkdirAll(filepath.Join(outer, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := filepath.Join(outer, "bin", "git")
+		if got, err := pickCandidate([]string{c}, filepath.Join(outer, "src", "proj", "sub")); err != nil || got != c {
+			t.Fatalf("got %q, %v", got, err)
+		}
+		if _, err := pickCandidate([]string{c}, filepath.Join(outer, "bin")); err == nil {
+			t.Fatal("a git inside the outer work tree was accepted for that work tree")
+		}
+	})
+	t.Run("a sibling directory without .git is not the repository", func(t *testing.T) {
+		plain := filepath.Join(filepath.Dir(top), filepath.Base(top)+"-plain")
+		if err := os.MkdirAll(filepath.Join(plain, "a"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(plain) })
+		c := filepath.Join(plain, "bin", "git")
+		if got, err := pickCandidate([]string{c}, filepath.Join(plain, "a")); err != nil || got != c {
+			t.Fatalf("got %q, %v", got, err)
+		}
+	})
 }
 
 func TestOverridesFor(t *testing.T) {

@@ -2,6 +2,7 @@ package gitread
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -14,10 +15,18 @@ type RestorePointDetailsData struct {
 	RestoreCount     int           `json:"restoreCount"`
 	ApprovalRequired bool          `json:"approvalRequired"`
 	ApprovalMessage  string        `json:"approvalMessage"`
+	// IDMatched is false (and Note says why) when restorePointId names
+	// another restore point than the one returned; omitted otherwise.
+	IDMatched *bool  `json:"restorePointIdMatched,omitempty"`
+	Note      string `json:"note,omitempty"`
 }
 
-// fluxRestorePointDetails returns the repository's restore point; with a
-// restorePointId, only when the id matches.
+// fluxRestorePointDetails returns the repository's restore point. FluxGit
+// keeps one per repository, and the reference accepts restorePointId
+// without using it, so the record is returned whatever the id; an id that
+// is not this record's is reported (restorePointIdMatched:false), never
+// answered with a null restore point that hides a record the repository
+// has.
 func (p *Provider) fluxRestorePointDetails(ctx context.Context, call *sdk.Call) (any, error) {
 	c, err := p.fxFluxOpen(ctx, call)
 	if err != nil {
@@ -28,11 +37,14 @@ func (p *Provider) fluxRestorePointDetails(ctx context.Context, call *sdk.Call) 
 		return nil, err
 	}
 	d := &RestorePointDetailsData{RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
-	for i := range rps {
-		if c.args.RestorePointID == "" || rps[i].ID == c.args.RestorePointID {
-			d.RestorePoint = &rps[i]
-			break
-		}
+	if len(rps) == 0 {
+		return d, nil
+	}
+	d.RestorePoint = &rps[0]
+	if id := c.args.RestorePointID; id != "" && id != rps[0].ID {
+		no := false
+		d.IDMatched = &no
+		d.Note = "restorePointId " + strconv.Quote(id) + " is not this repository's restore point; FluxGit keeps one per repository and this is the current one (id " + rps[0].ID + ")"
 	}
 	return d, nil
 }

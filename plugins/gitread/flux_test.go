@@ -1,11 +1,14 @@
 package gitread
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fluxgit/fluxgit/gateway/execute"
 )
 
 func fxNoGateway(t *testing.T) {
@@ -56,6 +59,10 @@ func TestFluxGitToolsGated(t *testing.T) {
 				if d.Tool != tool || d.Tier != "fluxgit" || d.GatewayConfigured || d.LearnMore != "https://fluxgit.com/features/mcp-agent-git/" || len(d.FreeShellAlternative) == 0 || d.UpgradeHint == "" {
 					t.Fatalf("%s: %+v", tool, d)
 				}
+				// The hint says how to start fluxgit's own gateway.
+				if !strings.Contains(d.UpgradeHint, "`fluxgit gateway`") || !strings.Contains(d.UpgradeHint, "FLUXGIT_MCP_HANDSHAKE_ADDR") {
+					t.Fatalf("%s: upgradeHint %q does not say how to start fluxgit gateway", tool, d.UpgradeHint)
+				}
 			}
 		})
 	}
@@ -102,8 +109,8 @@ func TestRestorePoints(t *testing.T) {
 			}
 			var det RestorePointDetailsData
 			fxOK(t, "flux.restorePointDetails", map[string]any{"repoPath": repo, "restorePointId": "restore:web:1"}, &det)
-			if det.RestorePoint != nil {
-				t.Fatal("id mismatch returned a restore point")
+			if det.RestorePoint == nil || det.RestorePoint.ID != rp.ID || det.IDMatched == nil || *det.IDMatched || !strings.Contains(det.Note, rp.ID) {
+				t.Fatalf("id mismatch: want the one restore point, flagged: %+v", det)
 			}
 		})
 	}
@@ -235,5 +242,71 @@ func TestFleetToolsLeaveRepositoryUntouched(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(repo, ".git", "index.lock")); err == nil {
 		t.Fatal("lock left behind")
+	}
+}
+
+// TestRestorePointDetailsGatewayRecord reads a restore record the gateway
+// itself wrote (a real reset executed by gateway/execute, so the run-dir
+// format is the gateway's, not a fixture's) through
+// flux.restorePointDetails: before and after are the record's commits,
+// with or without a restorePointId (the reference accepts the id without
+// using it; before the fix any id but the exact one answered a null
+// restore point, so its before/after read as null).
+func TestRestorePointDetailsGatewayRecord(t *testing.T) {
+	repo := newRepo(t)
+	before := git(t, repo, "rev-parse", "HEAD")
+	write(t, repo, "b.txt", "b\n")
+	second := commitAll(t, repo, "second")
+	runDir := tempDir(t)
+	fxNoGateway(t)
+	t.Setenv("FLUXGIT_GATEWAY_ADDR", "127.0.0.1:4000")
+	t.Setenv("FLUXGIT_RUN_DIR", runDir)
+
+	// The gateway resets main from second back to before.
+	ctx := context.Background()
+	e := execute.New(execute.Options{RunDir: runDir})
+	body, _ := json.Marshal(map[string]any{"repoPath": repo, "reason": "test", "operationType": "reset", "targetRef": "HEAD~1", "mode": "soft"})
+	b, err := e.Bind(ctx, "reset", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := e.Execute(ctx, execute.Job{ID: "job-1", OperationType: "reset", Body: body, Binding: b}); out.Status != "completed" {
+		t.Fatalf("reset: %s", out.Result)
+	}
+	var latest LatestRestorePointData
+	fxOK(t, "flux.latestRestorePoint", map[string]any{"repoPath": repo}, &latest)
+	if latest.LatestRestorePoint == nil {
+		t.Fatalf("no restore point after the gateway's reset: %+v", latest)
+	}
+	id := latest.LatestRestorePoint.ID
+	for _, tt := range []struct {
+		name    string
+		id      string
+		matched bool
+	}{
+		{"no id", "", true},
+		{"its id", id, true},
+		{"another id", "rp-1", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := map[string]any{"repoPath": repo}
+			if tt.id != "" {
+				args["restorePointId"] = tt.id
+			}
+			var d RestorePointDetailsData
+			fxOK(t, "flux.restorePointDetails", args, &d)
+			rp := d.RestorePoint
+			if rp == nil || rp.Before == nil || rp.After == nil {
+				t.Fatalf("before/after missing for a record that has them: %+v", d)
+			}
+			// The record's before is the commit HEAD was at (second);
+			// after is where the reset left it.
+			if *rp.Before != second || *rp.After != before || rp.Operation == nil || *rp.Operation != "reset" || !rp.CanUndo || d.RestoreCount != 1 {
+				t.Fatalf("restore point %+v (before %s after %s)", rp, second, before)
+			}
+			if tt.matched != (d.IDMatched == nil) || tt.matched != (d.Note == "") {
+				t.Fatalf("restorePointIdMatched %v note %q, want matched=%v", d.IDMatched, d.Note, tt.matched)
+			}
+		})
 	}
 }

@@ -36,9 +36,14 @@ const (
 )
 
 const (
-	fxApprovalMessage = "Restoring, undoing or redoing changes history; it needs a write proposal approved by a human in FluxGit."
+	fxApprovalMessage = "Restoring, undoing or redoing changes history; it needs a write proposal a person approves."
 	fxMaxRecord       = 1 << 20
 )
+
+// upgradeHint is the 10001 hint: how the person starts fluxgit's own
+// gateway (restore points are then read from its run directory), the
+// FluxGit app as the alternative. Short: the model pays for every token.
+const upgradeHint = "Ask the user to run `fluxgit gateway` in a terminal and set FLUXGIT_MCP_HANDSHAKE_ADDR in this MCP server's environment to the address it prints (or FLUXGIT_GATEWAY_ADDR to the FluxGit app's address), then call the tool again."
 
 // fxGatewayError is the 10001 payload.
 type fxGatewayError struct {
@@ -58,8 +63,8 @@ func registerFluxGit(name string, fn func(p *Provider, ctx context.Context, call
 		if _, ok := gateway.FromEnv(); !ok {
 			return sdk.Fail("", CodeGatewayNotConfigured, MessageGatewayNotConfigured, fxGatewayError{
 				Tool: name, Tier: "fluxgit", GatewayConfigured: false,
-				Reason:      name + " needs FluxGit: no valid gateway address is set (" + strings.Join(gateway.Variables, ", ") + ").",
-				UpgradeHint: "Ask the user to install or launch FluxGit and set FLUXGIT_GATEWAY_ADDR (for example 127.0.0.1:<port>) in this MCP server's configuration; FluxGit's Agents/MCP panel shows a ready configuration block.",
+				Reason:      name + " needs an approval gateway (`fluxgit gateway` or the FluxGit app): no valid gateway address is set (" + strings.Join(gateway.Variables, ", ") + ").",
+				UpgradeHint: upgradeHint,
 				LearnMore:   "https://fluxgit.com/features/mcp-agent-git/",
 				FreeShellAlternative: []string{
 					"repo.status", "repo.refs", "repo.history", "repo.reflog", "commit.details",

@@ -146,10 +146,20 @@ type failure struct {
 // Error renders the command and the details on one line.
 func (f *failure) Error() string { return strings.Join(f.command, " ") + ": " + f.details }
 
-// failData is the 10010 payload.
+// failData is the 10010 payload: the reference's command and details,
+// plus, when the failure is one the agent can fix (not a repository, an
+// unknown revision, a missing file), its kind and how to fix it.
 type failData struct {
 	Command []string `json:"command"`
 	Details string   `json:"details"`
+	Kind    string   `json:"kind,omitempty"`
+	Hint    string   `json:"hint,omitempty"`
+}
+
+// newFailData fills in the kind and hint of a 10010 payload.
+func newFailData(command []string, details string) failData {
+	kind, hint := gitexec.Classify(details)
+	return failData{Command: command, Details: details, Kind: kind, Hint: hint}
 }
 
 // finish turns a tool's outcome into the provider answer.
@@ -166,9 +176,9 @@ func finish(data any, err error) (*sdk.Result, error) {
 	case errors.As(err, &ae):
 		return nil, ae
 	case errors.As(err, &f):
-		return sdk.Fail(Source, CodeGitFailed, MessageGitFailed, failData{Command: f.command, Details: f.details}), nil
+		return sdk.Fail(Source, CodeGitFailed, MessageGitFailed, newFailData(f.command, f.details)), nil
 	case errors.As(err, &ge):
-		return sdk.Fail(Source, CodeGitFailed, MessageGitFailed, failData{Command: ge.Command, Details: ge.Details}), nil
+		return sdk.Fail(Source, CodeGitFailed, MessageGitFailed, newFailData(ge.Command, ge.Details)), nil
 	}
 	return nil, err
 }

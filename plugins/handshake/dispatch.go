@@ -32,9 +32,9 @@ const (
 // terminalMessages are the 10004 messages, one per terminal status: what
 // happened and what the agent should do next.
 var terminalMessages = map[string]string{
-	"rejected":  "The user rejected this proposal in FluxGit, so nothing was changed. Do not resubmit it unchanged or run the git command yourself: ask the user what they want instead (error.data.statusBody may carry their reason).",
-	"failed":    "The user approved this proposal but FluxGit reported that the operation failed (see error.data.statusBody). Check the repository with repo.status before proposing anything again; FluxGit keeps a restore point for the attempt.",
-	"expired":   "This proposal expired before anyone approved it, so nothing was changed. If it is still wanted, propose it again and ask the user to decide in FluxGit within a few minutes.",
+	"rejected":  "The user rejected this proposal, so nothing was changed. Do not resubmit it unchanged or run the git command yourself: ask the user what they want instead (error.data.statusBody may carry their reason).",
+	"failed":    "The user approved this proposal but the gateway reported that the operation failed (see error.data.statusBody). Check the repository with repo.status before proposing anything again; the gateway keeps a restore point for the attempt.",
+	"expired":   "This proposal expired before anyone approved it, so nothing was changed. If it is still wanted, propose it again and ask the user to decide within a few minutes.",
 	"cancelled": "This proposal was cancelled before a decision, so nothing was changed. Propose it again only if it is still wanted.",
 }
 
@@ -45,7 +45,10 @@ const learnMore = "https://fluxgit.com/features/mcp-agent-git/"
 
 // notConnectedData is the 10003 payload.
 type notConnectedData struct {
-	Tool                string `json:"tool"`
+	Tool string `json:"tool"`
+	// PreviewID names the proposal operation.status or operation.cancel
+	// was asked about, so the agent can ask again with the same id.
+	PreviewID           string `json:"previewId,omitempty"`
 	Tier                string `json:"tier"`
 	GatewayConfigured   bool   `json:"gatewayConfigured"`
 	Reason              string `json:"reason"`
@@ -53,15 +56,21 @@ type notConnectedData struct {
 	LearnMore           string `json:"learnMore"`
 }
 
+// StartGatewayHint tells the agent how the person starts an approval
+// gateway: fluxgit's own first (it ships in this binary), the FluxGit app
+// as the alternative. Kept short: the model pays for every token.
+const StartGatewayHint = "ask the user to run `fluxgit gateway` in a terminal and set FLUXGIT_MCP_HANDSHAKE_ADDR in this MCP server's environment to the address it prints (or to the FluxGit app's Quick Connect address)"
+
 // notConnected is the 10003 result: FluxGit could not be asked. It has no
-// Source because no answer came from FluxGit.
-func notConnected(tool string, configured bool, reason, message string) *sdk.Result {
-	rec := "Do not run the git write yourself. Ask the user to open FluxGit (Operations › Agent Control › Quick Connect) and give this MCP server its address in FLUXGIT_MCP_HANDSHAKE_ADDR, then call " + tool + " again."
+// Source because no answer came from FluxGit. previewID is "" for a
+// preview (it never reached the gateway).
+func notConnected(tool, previewID string, configured bool, reason, message string) *sdk.Result {
+	rec := "Do not run the git write yourself. No approval gateway is connected: " + StartGatewayHint + ", then call " + tool + " again."
 	if configured {
-		rec = "Do not run the git write yourself. Ask the user to check that FluxGit is running and that FLUXGIT_MCP_HANDSHAKE_ADDR matches the address in Operations › Agent Control › Quick Connect, then call " + tool + " again."
+		rec = "Do not run the git write yourself. Ask the user to check that `fluxgit gateway` (or the FluxGit app) is running and that FLUXGIT_MCP_HANDSHAKE_ADDR is the address it printed, then call " + tool + " again."
 	}
 	return sdk.Fail("", CodeNotConnected, message, notConnectedData{
-		Tool: tool, Tier: Tier, GatewayConfigured: configured,
+		Tool: tool, PreviewID: previewID, Tier: Tier, GatewayConfigured: configured,
 		Reason: reason, AgentRecommendation: rec, LearnMore: learnMore,
 	})
 }
@@ -136,12 +145,12 @@ func (p *Provider) preview(ctx context.Context, call *sdk.Call, op string) (*sdk
 func (p *Provider) submit(ctx context.Context, tool string, prop *proposal) *sdk.Result {
 	addr, ok := p.address()
 	if !ok {
-		return notConnected(tool, false, noAddressReason(), "FluxGit is not connected, so the proposal was not submitted")
+		return notConnected(tool, "", false, noAddressReason(), "FluxGit is not connected, so the proposal was not submitted")
 	}
 	client := gateway.NewClient(addr)
 	resp, err := client.Do(ctx, http.MethodPost, previewPath+prop.op, prop.body, p.timeout())
 	if err != nil {
-		return notConnected(tool, true, "the gateway at "+addr.String()+" could not be reached: "+err.Error(),
+		return notConnected(tool, "", true, "the gateway at "+addr.String()+" could not be reached: "+err.Error(),
 			"FluxGit did not answer, so the proposal was not submitted")
 	}
 	if !is2xx(resp.Status) {
@@ -152,7 +161,7 @@ func (p *Provider) submit(ctx context.Context, tool string, prop *proposal) *sdk
 			r.Fields = map[string]json.RawMessage{"previewId": rawJSON(prop.previewID), "status": rawJSON(StatusRefused)}
 			return r
 		}
-		return notConnected(tool, true, fmt.Sprintf("the gateway at %s answered HTTP %d without a JSON error body, so it is probably not FluxGit or not ready", addr, resp.Status),
+		return notConnected(tool, "", true, fmt.Sprintf("the gateway at %s answered HTTP %d without a JSON error body, so it is probably not FluxGit or not ready", addr, resp.Status),
 			"FluxGit failed to take the proposal")
 	}
 
@@ -163,7 +172,7 @@ func (p *Provider) submit(ctx context.Context, tool string, prop *proposal) *sdk
 		if json.Unmarshal(raw, &gid) != nil || !ValidPreviewID(gid) {
 			return sdk.Fail(Source, CodeUnsafePreviewID,
 				"FluxGit answered with a previewId that is not safe to use, so fluxgit did not follow it",
-				map[string]any{"reason": "A previewId must be 1-128 ASCII letters, digits, '-' or '_'. The proposal may exist in FluxGit anyway: ask the user to look at FluxGit's Operations view and decide it there, and do not propose it again before they have."})
+				map[string]any{"reason": "A previewId must be 1-128 ASCII letters, digits, '-' or '_'. The proposal may exist anyway: ask the user to decide it on the gateway's approval page (`fluxgit gateway list`) or in the FluxGit app, and do not propose it again before they have."})
 		}
 		// An idempotent replay names the earlier proposal, which is the
 		// one to follow.
@@ -204,11 +213,11 @@ func nextAction(id, status string) map[string]any {
 	var reason string
 	switch status {
 	case "approved":
-		reason = "The user approved the proposal; FluxGit will run it shortly."
+		reason = "The user approved the proposal; the gateway will run it shortly."
 	case "executing":
-		reason = "FluxGit is running the approved operation now."
+		reason = "The gateway is running the approved operation now."
 	case StatusPending:
-		reason = "The proposal waits for the user to approve or reject it in FluxGit; proposals expire after about 5 minutes without a decision."
+		reason = "The proposal waits for the user to approve or reject it on the approval gateway; proposals expire after about 5 minutes without a decision."
 	default:
 		reason = "FluxGit reports the proposal as " + status + "; it has not finished."
 	}
@@ -219,7 +228,7 @@ func nextAction(id, status string) map[string]any {
 			"previewId":           id,
 			"lastStatus":          status,
 			"reason":              reason,
-			"agentRecommendation": "Do not run the git command yourself and do not propose it again while this proposal is live. Check operation.status after the user had time to decide (tell them it waits in FluxGit), or withdraw it with operation.cancel.",
+			"agentRecommendation": "Do not run the git command yourself and do not propose it again while this proposal is live. Check operation.status after the user had time to decide (tell them it waits for their approval), or withdraw it with operation.cancel.",
 		},
 	}
 }
@@ -245,7 +254,7 @@ func decodeID(call *sdk.Call) (string, error) {
 
 // unknownPreview is the 10005 result.
 func unknownPreview(id string) *sdk.Result {
-	return sdk.Fail(Source, CodeUnknownPreview, "FluxGit has no proposal with this previewId", map[string]any{
+	return sdk.Fail(Source, CodeUnknownPreview, "FluxGit has no proposal with previewId "+id, map[string]any{
 		"previewId":           id,
 		"reason":              "FluxGit keeps proposals in a durable journal, so this id was never accepted, is mistyped, or belongs to a proposal pruned after its retention period.",
 		"agentRecommendation": "Do not propose the operation again or run git blindly: check with repo.status and repo.history whether the change already happened, and use the exact previewId a preview tool returned.",
@@ -261,21 +270,21 @@ func (p *Provider) status(ctx context.Context, call *sdk.Call) (*sdk.Result, err
 	}
 	addr, ok := p.address()
 	if !ok {
-		return notConnected(ToolStatus, false, noAddressReason(), "FluxGit is not connected, so the proposal's status could not be read"), nil
+		return notConnected(ToolStatus, id, false, noAddressReason(), "FluxGit is not connected, so the proposal's status could not be read"), nil
 	}
 	resp, err := gateway.NewClient(addr).Do(ctx, http.MethodGet, statusPath+url.PathEscape(id), nil, p.timeout())
 	if err != nil {
-		return notConnected(ToolStatus, true, "the gateway at "+addr.String()+" could not be reached: "+err.Error(),
+		return notConnected(ToolStatus, id, true, "the gateway at "+addr.String()+" could not be reached: "+err.Error(),
 			"FluxGit did not answer, so the proposal's status could not be read"), nil
 	}
 	switch {
 	case resp.Status == http.StatusNotFound:
 		return unknownPreview(id), nil
 	case !is2xx(resp.Status):
-		return notConnected(ToolStatus, true, fmt.Sprintf("the gateway at %s answered HTTP %d to the status request", addr, resp.Status),
+		return notConnected(ToolStatus, id, true, fmt.Sprintf("the gateway at %s answered HTTP %d to the status request", addr, resp.Status),
 			"FluxGit failed to report the proposal's status"), nil
 	case !json.Valid(resp.Body):
-		return notConnected(ToolStatus, true, "the gateway at "+addr.String()+" answered the status request with a body that is not JSON",
+		return notConnected(ToolStatus, id, true, "the gateway at "+addr.String()+" answered the status request with a body that is not JSON",
 			"FluxGit failed to report the proposal's status"), nil
 	}
 	return &sdk.Result{Source: Source, Data: resp.Body, Fields: map[string]json.RawMessage{"previewId": rawJSON(id)}}, nil
@@ -289,14 +298,14 @@ func (p *Provider) cancel(ctx context.Context, call *sdk.Call) (*sdk.Result, err
 	}
 	addr, ok := p.address()
 	if !ok {
-		return notConnected(ToolCancel, false, noAddressReason(), "FluxGit is not connected, so the proposal was not cancelled"), nil
+		return notConnected(ToolCancel, id, false, noAddressReason(), "FluxGit is not connected, so the proposal was not cancelled"), nil
 	}
 	body := struct {
 		AgentID string `json:"agentId"`
 	}{SanitizeAgentID(call.Meta.ClientName)}
 	resp, err := gateway.NewClient(addr).Do(ctx, http.MethodPost, cancelPath+url.PathEscape(id), body, p.timeout())
 	if err != nil {
-		return notConnected(ToolCancel, true, "the gateway at "+addr.String()+" could not be reached: "+err.Error(),
+		return notConnected(ToolCancel, id, true, "the gateway at "+addr.String()+" could not be reached: "+err.Error(),
 			"FluxGit did not answer, so the proposal was not cancelled"), nil
 	}
 	switch {

@@ -521,6 +521,17 @@ func TestNoAddressMakesNoRequest(t *testing.T) {
 		if !strings.Contains(o.ErrData["reason"].(string), "FLUXGIT_MCP_HANDSHAKE_ADDR") {
 			t.Errorf("%s: reason %q does not name the variable to set", tc.tool, o.ErrData["reason"])
 		}
+		// The person is told how to start fluxgit's own gateway; the
+		// FluxGit app stays the alternative.
+		rec, _ := o.ErrData["agentRecommendation"].(string)
+		for _, want := range []string{"`fluxgit gateway`", "FLUXGIT_MCP_HANDSHAKE_ADDR", "FluxGit app"} {
+			if !strings.Contains(rec, want) {
+				t.Errorf("%s: agentRecommendation %q does not say %q", tc.tool, rec, want)
+			}
+		}
+		if id, _ := tc.args["previewId"].(string); o.ErrData["previewId"] != nil && o.ErrData["previewId"] != id || id != "" && o.ErrData["previewId"] != id {
+			t.Errorf("%s: previewId %v in the 10003 data, want %q", tc.tool, o.ErrData["previewId"], id)
+		}
 	}
 	if n := len(g.requests()); n != 0 {
 		t.Fatalf("gateway got %d requests", n)
@@ -781,12 +792,17 @@ func TestStatus(t *testing.T) {
 					t.Fatalf("outcome %+v, data %s", o, mustJSON(o.Data))
 				}
 			case CodeUnknownPreview:
-				if o.Source != Source || keysOf(o.ErrData) != "agentRecommendation,previewId,reason" || o.ErrData["previewId"] != "p-1" {
+				// The message names the id it was asked about, as the
+				// reference's does, not only data.previewId.
+				if o.Source != Source || keysOf(o.ErrData) != "agentRecommendation,previewId,reason" || o.ErrData["previewId"] != "p-1" || !strings.Contains(o.Message, "p-1") {
 					t.Fatalf("10005 %+v", o)
 				}
 			case CodeNotConnected:
-				if o.Source != "" || o.ErrData["tool"] != ToolStatus || o.ErrData["gatewayConfigured"] != true {
+				if o.Source != "" || o.ErrData["tool"] != ToolStatus || o.ErrData["gatewayConfigured"] != true || o.ErrData["previewId"] != "p-1" {
 					t.Fatalf("10003 %+v", o)
+				}
+				if rec, _ := o.ErrData["agentRecommendation"].(string); !strings.Contains(rec, "`fluxgit gateway`") {
+					t.Fatalf("10003 does not say how to start fluxgit's gateway: %q", rec)
 				}
 			}
 		})
