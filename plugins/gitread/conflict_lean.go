@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,10 +74,13 @@ type LeanFile struct {
 	PathBase64 string `json:"pathBase64,omitempty"`
 	Kind       string `json:"kind"`
 	// Binary, Oversized and Skipped say why a file has no regions.
-	Binary    bool         `json:"binary,omitempty"`
-	Oversized bool         `json:"oversized,omitempty"`
-	Skipped   string       `json:"skipped,omitempty"`
-	Regions   []LeanRegion `json:"regions,omitempty"`
+	Binary    bool   `json:"binary,omitempty"`
+	Oversized bool   `json:"oversized,omitempty"`
+	Skipped   string `json:"skipped,omitempty"`
+	// Worktree says why the work-tree copy was not scanned for markers
+	// (missing, a symlink, not a regular file, binary); absent when it was.
+	Worktree string       `json:"worktree,omitempty"`
+	Regions  []LeanRegion `json:"regions,omitempty"`
 	// RegionsOmitted counts regions left out by the budget or the cap.
 	RegionsOmitted int `json:"regionsOmitted,omitempty"`
 	// Markers are work-tree marker blocks (first and last line) that no
@@ -280,7 +284,7 @@ func (p *Provider) conflictLean(ctx context.Context, r *repo, op string, files [
 					return nil
 				}
 				results[i] = regions
-				blocks[i] = scanBlocks(r, string(f.path))
+				blocks[i], lf.Worktree = scanBlocks(r, string(f.path))
 				return nil
 			})
 		},
@@ -543,14 +547,14 @@ type markerBlock struct {
 const maxBlockText = 8 << 20
 
 // scanBlocks streams the work-tree copy of rel and returns its marker
-// blocks; nil when the file is missing, not a regular file, reached
-// through a symlink or binary (the regions then stand alone).
-func scanBlocks(r *repo, rel string) []markerBlock {
+// blocks, or why it could not: the file is missing, not a regular file,
+// reached through a symlink or binary (the regions then stand alone).
+func scanBlocks(r *repo, rel string) ([]markerBlock, string) {
 	var out []markerBlock
 	var cur *markerBlock
 	inBase, inTheirs := false, false
 	kept := 0
-	_ = r.eachTreeLine(rel, func(n int64, l []byte) bool {
+	err := r.eachTreeLine(rel, func(n int64, l []byte) bool {
 		l = bytes.TrimSuffix(l, []byte{'\r'})
 		switch {
 		case marker(l, '<'):
@@ -578,8 +582,23 @@ func scanBlocks(r *repo, rel string) []markerBlock {
 		}
 		return true
 	})
-	return out
+	switch {
+	case err == nil:
+		return out, ""
+	case errors.Is(err, errSymlink):
+		return nil, "reached through a symlink"
+	case errors.Is(err, errNotRegular):
+		return nil, "not a regular file"
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, "missing"
+	case errors.Is(err, errBinary):
+		return nil, "binary"
+	}
+	return nil, "unreadable"
 }
+
+// errBinary marks a work-tree file with a NUL in its first 8,000 bytes.
+var errBinary = errors.New("binary")
 
 // eachTreeLine streams the regular work-tree file rel (through no symlink,
 // never blocking on a FIFO) line by line, 1-based; fn returns false to
@@ -621,7 +640,7 @@ func (r *repo) eachTreeLine(rel string, fn func(n int64, l []byte) bool) error {
 		if first && k > 0 {
 			first = false
 			if bytes.IndexByte(chunk[:min(len(chunk), binaryProbe)], 0) >= 0 {
-				return errors.New("binary")
+				return errBinary
 			}
 		}
 		for len(chunk) > 0 {
