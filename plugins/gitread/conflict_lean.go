@@ -344,6 +344,12 @@ type conflictRegion struct {
 // there are none to compute.
 func (p *Provider) stageRegions(ctx context.Context, r *repo, f unmerged) (regions []conflictRegion, why string, err error) {
 	for st := 1; st <= 3; st++ {
+		if f.modes[st] == "160000" {
+			// A submodule has no lines to merge: one commit must be chosen.
+			return nil, "a submodule (mode 160000): choose the ours or the theirs commit", nil
+		}
+	}
+	for st := 1; st <= 3; st++ {
 		if f.shas[st] == "" {
 			continue
 		}
@@ -452,6 +458,21 @@ func equalLines(a, b []string) bool {
 	}
 	for k := range a {
 		if a[k] != b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// sameText compares region lines with work-tree lines ignoring a final
+// CR: the work-tree copy may have CRLF line ends where the blobs have LF
+// (eol attributes, autocrlf).
+func sameText(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if strings.TrimSuffix(a[k], "\r") != strings.TrimSuffix(b[k], "\r") {
 			return false
 		}
 	}
@@ -690,8 +711,8 @@ func matchBlock(blocks []markerBlock, from int, rg conflictRegion) (idx int, k, 
 		}
 		for pre := 0; pre <= cut; pre++ {
 			post := cut - pre
-			if equalLines(rg.ours[pre:len(rg.ours)-post], blk.ours) &&
-				equalLines(rg.theirs[pre:len(rg.theirs)-post], blk.theirs) &&
+			if sameText(rg.ours[pre:len(rg.ours)-post], blk.ours) &&
+				sameText(rg.theirs[pre:len(rg.theirs)-post], blk.theirs) &&
 				equalLines(rg.ours[:pre], rg.theirs[:pre]) &&
 				equalLines(rg.ours[len(rg.ours)-post:], rg.theirs[len(rg.theirs)-post:]) {
 				return b, int64(pre), int64(post)

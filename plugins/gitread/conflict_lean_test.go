@@ -197,6 +197,31 @@ func TestConflictLeanWorkTree(t *testing.T) {
 			t.Fatalf("%s\n%s", raw, readFileT(t, repo, "f.txt"))
 		}
 	})
+	t.Run("CRLF lines", func(t *testing.T) {
+		repo := mergeConflict(t, "a\r\nb\r\nc\r\n", "a\r\nO\r\nc\r\n", "a\r\nT\r\nc\r\n")
+		var d LeanConflict
+		raw := mustOK(t, "conflict.read", map[string]any{"repoPath": repo}, &d)
+		if rg := d.Files[0].Regions; len(rg) != 1 || rg[0].Lines == nil || *rg[0].Lines != [2]int64{2, 6} || rg[0].Ours != "O\r\n" {
+			t.Fatalf("%s", raw)
+		}
+	})
+	t.Run("both added", func(t *testing.T) {
+		repo := newRepo(t)
+		git(t, repo, "checkout", "-q", "-b", "side")
+		write(t, repo, "new.txt", "same\nT\nsame too\n")
+		commitAll(t, repo, "theirs")
+		git(t, repo, "checkout", "-q", "main")
+		write(t, repo, "new.txt", "same\nO\nsame too\n")
+		commitAll(t, repo, "ours")
+		gitMayFail(t, repo, "merge", "-q", "side")
+		var d LeanConflict
+		raw := mustOK(t, "conflict.read", map[string]any{"repoPath": repo}, &d)
+		f := d.Files[0]
+		if f.Kind != "both-added" || len(f.Regions) != 1 || f.Regions[0].Base != nil || f.Regions[0].Ours != "O\n" ||
+			f.Regions[0].Theirs != "T\n" || *f.Regions[0].Lines != [2]int64{2, 6} || f.Regions[0].Before != "same\n" {
+			t.Fatalf("%s", raw)
+		}
+	})
 	t.Run("resolved in the work tree", func(t *testing.T) {
 		repo := mergeConflict(t, "a\nb\nc\n", "a\nO\nc\n", "a\nT\nc\n")
 		write(t, repo, "f.txt", "a\nresolved\nc\n")
