@@ -229,23 +229,3 @@ func TestConflictReadLeanDeepConflict(t *testing.T) {
 		})
 	}
 }
-
-// With FLUXGIT_MCP_RESULT_SHAPE=reference conflict.read keeps the
-// reference sidecar's shape (F§6.7): sides with content, marker regions,
-// guidance.
-func TestConflictReadReferenceShape(t *testing.T) {
-	repo := deepConflictRepo(t)
-	s := startServer(t, append(baseEnv(t), "FLUXGIT_MCP_RESULT_SHAPE=reference"))
-	initialize(t, s)
-	p := toolPayload(t, s.call(1, "tools/call", map[string]any{"name": "conflict.read", "arguments": map[string]any{"repoPath": repo}}))
-	d := p["data"].(map[string]any)
-	for _, k := range []string{"inConflict", "operation", "ours", "theirs", "conflictedFileCount", "files", "fileListTruncated", "maxBytesPerSide", "guidance"} {
-		if _, ok := d[k]; !ok {
-			t.Fatalf("reference shape lacks %q: %v", k, d)
-		}
-	}
-	f := d["files"].([]any)[0].(map[string]any)
-	if _, ok := f["sides"].(map[string]any)["ours"].(map[string]any)["content"]; !ok || f["regions"] == nil {
-		t.Fatalf("reference file lacks sides or regions: %v", f)
-	}
-}
