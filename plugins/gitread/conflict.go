@@ -195,7 +195,7 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 	}
 	d := &ConflictData{InConflict: true, ConflictedFileCount: count, Files: make([]ConflictFile, len(files)),
 		FileListTruncated: count > int64(len(files)), MaxBytesPerSide: perSide}
-	theirsRef := map[string]string{"merge": "MERGE_HEAD", "rebase": "REBASE_HEAD", "cherry-pick": "CHERRY_PICK_HEAD", "revert": "REVERT_HEAD"}[op]
+	theirsRef := theirsRefOf(op)
 	if op == "" {
 		op = "unknown"
 	}
