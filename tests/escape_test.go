@@ -258,7 +258,8 @@ func TestCheckThenOpenSwaps(t *testing.T) {
 			r = call("conflict.read")
 			p = toolPayload(t, r)
 			files := p["data"].(map[string]any)["files"].([]any)
-			skipped, _ := files[0].(map[string]any)["regionsSkipped"].(string)
+			// Lean shape: worktree says why; the reference shape: regionsSkipped.
+			skipped, _ := files[0].(map[string]any)["worktree"].(string)
 			if skipped == "" || strings.Contains(r.raw, outsideMarker) {
 				t.Fatalf("conflict.read scanned a replaced file: %s", r.raw)
 			}

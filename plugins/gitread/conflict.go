@@ -27,6 +27,12 @@ type conflictArgs struct {
 	RepoID          string       `json:"repoId"`
 	MaxFiles        *json.Number `json:"maxFiles"`
 	MaxBytesPerSide *json.Number `json:"maxBytesPerSide"`
+	// Side, Path, StartLine and EndLine ask for one whole stage of one
+	// conflicted path (or a line range of it) instead of the regions.
+	Side      string       `json:"side"`
+	Path      string       `json:"path"`
+	StartLine *json.Number `json:"startLine"`
+	EndLine   *json.Number `json:"endLine"`
 }
 
 // ConflictCommit is ours or theirs.
@@ -115,9 +121,19 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 	if err != nil {
 		return nil, err
 	}
+	sideReq, err := sideArgs(&a)
+	if err != nil {
+		return nil, err
+	}
 	r, err := p.open(ctx, call, a.RepoPath)
 	if err != nil {
 		return nil, err
+	}
+	ref := referenceShape()
+	collect := maxFiles
+	if sideReq != nil {
+		// The side's path may lie beyond maxFiles.
+		collect = 1 << 30
 	}
 
 	var gitDir string
@@ -142,7 +158,7 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 				}
 				i, seen := idx[string(path)]
 				if !seen {
-					if int64(len(files)) >= maxFiles {
+					if int64(len(files)) >= collect {
 						return nil
 					}
 					i = len(files)
@@ -163,11 +179,23 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 		op = ""
 	}
 	if op == "" && count == 0 {
+		if sideReq != nil {
+			return nil, invalid("arguments.side: nothing is in conflict (no operation in progress and no unmerged path), so there is no side to read; omit side")
+		}
 		return &NoConflictData{Hint: "No merge, rebase, cherry-pick or revert is in progress and the index has no unmerged paths."}, nil
+	}
+	if sideReq != nil || !ref {
+		if op == "" {
+			op = "unknown"
+		}
+		if sideReq != nil {
+			return p.conflictSide(ctx, r, op, files, sideReq, perSide)
+		}
+		return p.conflictLean(ctx, r, op, files, count)
 	}
 	d := &ConflictData{InConflict: true, ConflictedFileCount: count, Files: make([]ConflictFile, len(files)),
 		FileListTruncated: count > int64(len(files)), MaxBytesPerSide: perSide}
-	theirsRef := map[string]string{"merge": "MERGE_HEAD", "rebase": "REBASE_HEAD", "cherry-pick": "CHERRY_PICK_HEAD", "revert": "REVERT_HEAD"}[op]
+	theirsRef := theirsRefOf(op)
 	if op == "" {
 		op = "unknown"
 	}

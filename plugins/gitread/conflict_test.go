@@ -5,7 +5,10 @@ import (
 	"testing"
 )
 
+// TestConflictRead checks the reference shape (FLUXGIT_MCP_RESULT_SHAPE=
+// reference); TestConflictLean* check the default.
 func TestConflictRead(t *testing.T) {
+	t.Setenv("FLUXGIT_MCP_RESULT_SHAPE", "reference")
 	tests := []struct {
 		op       string
 		wantOp   string

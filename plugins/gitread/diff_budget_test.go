@@ -17,6 +17,8 @@ import (
 // `cat-file -s`, asked only because the read was cut). Small sides need no
 // second process.
 func TestConflictReadStopsAtSideBudget(t *testing.T) {
+	// The side budget is the reference shape's (FLUXGIT_MCP_RESULT_SHAPE=reference).
+	t.Setenv("FLUXGIT_MCP_RESULT_SHAPE", "reference")
 	repo := newRepo(t)
 	line := strings.Repeat("b", 63) + "\n"
 	base := strings.Repeat(line, 1<<15) // 2 MiB
