@@ -30,3 +30,12 @@ func TestLean(t *testing.T) {
 		})
 	}
 }
+
+func TestKnown(t *testing.T) {
+	for v, want := range map[string]bool{"": true, " ": true, "lean": true, "reference": true, " reference ": true,
+		"full": false, "Reference": false, "lean,reference": false} {
+		if got := Known(v); got != want {
+			t.Errorf("Known(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
