@@ -29,7 +29,7 @@ func TestFileToolsEndToEnd(t *testing.T) {
 		id++
 		args["repoPath"] = repo
 		p := toolPayload(t, s.call(id, "tools/call", map[string]any{"name": tool, "arguments": args}))
-		if p["error"] != nil || p["tool"] != tool || p["readOnly"] != true || p["source"] != "local-git" {
+		if _, source := p["source"]; p["error"] != nil || p["tool"] != tool || p["readOnly"] != true || source {
 			t.Fatalf("%s %v: %v", tool, args, p)
 		}
 		return p["data"].(map[string]any)

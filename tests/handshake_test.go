@@ -188,9 +188,25 @@ func jsonOf(v any) string {
 	return string(b)
 }
 
-// checkEnvelope asserts the handshake envelope members every result with
-// a gateway answer carries.
-func checkEnvelope(t testing.TB, p map[string]any, tool, repo string) {
+// checkEnvelope asserts the lean handshake envelope every result with a
+// gateway answer carries: the source (the FluxGit app, which a model
+// cannot assume) and neither tier nor repoPath.
+func checkEnvelope(t testing.TB, p map[string]any, tool string) {
+	t.Helper()
+	if p["tool"] != tool || p["readOnly"] != (tool == "operation.status") || p["source"] != "fluxgit-app" {
+		t.Fatalf("envelope of %s: %s", tool, jsonOf(p))
+	}
+	for _, k := range []string{"tier", "repoPath"} {
+		if _, ok := p[k]; ok {
+			t.Fatalf("lean envelope of %s has %s: %s", tool, k, jsonOf(p))
+		}
+	}
+}
+
+// checkReferenceEnvelope asserts the reference's handshake envelope
+// (FLUXGIT_MCP_RESULT_SHAPE=reference): tier, source and, for previews,
+// the canonical repoPath.
+func checkReferenceEnvelope(t testing.TB, p map[string]any, tool, repo string) {
 	t.Helper()
 	if p["tool"] != tool || p["readOnly"] != (tool == "operation.status") || p["tier"] != "fluxgit-write-handshake" || p["source"] != "fluxgit-app" {
 		t.Fatalf("envelope of %s: %s", tool, jsonOf(p))
@@ -341,7 +357,7 @@ func TestPreviewRequestBodies(t *testing.T) {
 				t.Fatalf("status read %s (body %q), want GET %s%s", reqs[1].Path, reqs[1].Body, gatewaytest.StatusPrefix, id)
 			}
 			noViolations(t, g)
-			checkEnvelope(t, p, "operation.preview."+tc.op, repo)
+			checkEnvelope(t, p, "operation.preview."+tc.op)
 			checkLive(t, p, "operation.preview."+tc.op, id, "pending")
 		})
 	}
@@ -351,13 +367,14 @@ func TestPreviewRequestBodies(t *testing.T) {
 }
 
 // The repository path reaches the gateway canonical (symlinks resolved),
-// in repoPath and in every branchDelete target.
+// in repoPath and in every branchDelete target, and (in the reference
+// shape, which has it) the envelope's repoPath.
 func TestPreviewCanonicalPaths(t *testing.T) {
 	g := gatewaytest.New(t)
 	repo := fixtureRepo(t)
 	link := filepath.Join(canonicalTempDir(t), "link-to-repo")
 	symlink(t, repo, link)
-	h := handshakeSession(t, handshakeEnv(t, g), agentName)
+	h := handshakeSession(t, handshakeEnv(t, g, "FLUXGIT_MCP_RESULT_SHAPE=reference"), agentName)
 	p := h.preview(t, "branchDelete", link, map[string]any{"targets": []any{map[string]any{"repoPath": link, "branches": []any{"feature/cart"}}}})
 	reqs := g.RequestsTo(gatewaytest.Preview)
 	if len(reqs) != 1 {
@@ -365,7 +382,7 @@ func TestPreviewCanonicalPaths(t *testing.T) {
 	}
 	id := checkBody(t, reqs[0], "branchDelete", repo, agentName, "",
 		map[string]any{"targets": []any{map[string]any{"repoPath": repo, "branches": []any{"feature/cart"}}}})
-	checkEnvelope(t, p, "operation.preview.branchDelete", repo)
+	checkReferenceEnvelope(t, p, "operation.preview.branchDelete", repo)
 	checkLive(t, p, "operation.preview.branchDelete", id, "pending")
 	noViolations(t, g)
 }
@@ -445,7 +462,7 @@ func TestPreviewOutcomes(t *testing.T) {
 					t.Fatalf("want POST + one status read, got %d", len(reqs))
 				}
 				id := reqs[0].JSON()["previewId"].(string)
-				checkEnvelope(t, p, tool, repo)
+				checkEnvelope(t, p, tool)
 				data, _ := p["data"].(map[string]any)
 				switch status {
 				case "completed":
@@ -628,10 +645,12 @@ func TestPreviewGatewayFaults(t *testing.T) {
 func TestPreviewWithoutAddress(t *testing.T) {
 	g := gatewaytest.New(t)
 	repo := fixtureRepo(t)
-	for _, env := range [][]string{
+	for i, env := range [][]string{
 		handshakeEnv(t, nil),
 		handshakeEnv(t, nil, "FLUXGIT_MCP_HANDSHAKE_ADDR=localhost:"+g.URL().Port()),
+		handshakeEnv(t, nil, "FLUXGIT_MCP_RESULT_SHAPE=reference"),
 	} {
+		reference := i == 2
 		h := handshakeSession(t, env, agentName)
 		for _, tool := range []string{"operation.preview.reset", "operation.status", "operation.cancel"} {
 			args := map[string]any{"previewId": gatewaytest.NewUUID()}
@@ -643,8 +662,12 @@ func TestPreviewWithoutAddress(t *testing.T) {
 			if code != 10003 || d["gatewayConfigured"] != false || d["tier"] != "fluxgit-write-handshake" || d["tool"] != tool {
 				t.Fatalf("%s without an address: %s", tool, jsonOf(p))
 			}
-			if p["tool"] != tool || p["readOnly"] != (tool == "operation.status") || p["tier"] != "fluxgit-write-handshake" {
-				t.Fatalf("%s envelope: %s", tool, jsonOf(p))
+			// The tier stays in error.data (it says why); the envelope
+			// carries it only in the reference shape.
+			_, hasTier := p["tier"]
+			if p["tool"] != tool || p["readOnly"] != (tool == "operation.status") || hasTier != reference ||
+				(reference && p["tier"] != "fluxgit-write-handshake") {
+				t.Fatalf("%s envelope (reference shape %v): %s", tool, reference, jsonOf(p))
 			}
 		}
 	}
@@ -841,7 +864,7 @@ func TestOperationStatusAndCancel(t *testing.T) {
 	for _, want := range []string{"approved", "executing", "completed", "completed"} {
 		g.ResetRecords()
 		sp := status(id)
-		checkEnvelope(t, sp, "operation.status", "")
+		checkEnvelope(t, sp, "operation.status")
 		d, _ := sp["data"].(map[string]any)
 		if sp["error"] != nil || sp["previewId"] != id || d["status"] != want || d["previewId"] != id {
 			t.Fatalf("status, want %s: %s", want, jsonOf(sp))
@@ -873,7 +896,7 @@ func TestOperationStatusAndCancel(t *testing.T) {
 	}
 	g.ResetRecords()
 	cp = cancel(h, pid)
-	checkEnvelope(t, cp, "operation.cancel", "")
+	checkEnvelope(t, cp, "operation.cancel")
 	if cp["error"] != nil || cp["previewId"] != pid || cp["status"] != "cancelled" || cp["data"].(map[string]any)["status"] != "cancelled" {
 		t.Fatalf("cancel: %s", jsonOf(cp))
 	}

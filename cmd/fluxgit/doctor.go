@@ -19,7 +19,8 @@ func newDoctorCmd(g *globalOptions) *cobra.Command {
 		Use:   "doctor",
 		Short: "Check the configuration the server would start with (exit 1 on a problem)",
 		Long: "doctor runs the checks `fluxgit serve` runs at start (roots, git, run and state directories,\n" +
-			"signing key, audit ledger, configuration file, gateway address, agent policy, misspelt variables)\n" +
+			"signing key, audit ledger, configuration file, gateway address, result shape, agent policy,\n" +
+			"misspelt variables)\n" +
 			"and prints them as a table.\n" +
 			"It writes nothing. Exit status 0: every check passed or only warned; 1: a check failed.",
 		Args: cobra.NoArgs,

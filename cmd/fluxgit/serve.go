@@ -19,6 +19,7 @@ import (
 	"github.com/fluxgit/fluxgit/host/setup"
 	"github.com/fluxgit/fluxgit/internal/audit"
 	"github.com/fluxgit/fluxgit/internal/credpaths"
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/plugins/builtin"
 )
 
@@ -111,6 +112,9 @@ func serve(ctx context.Context, g *globalOptions, o *httpOptions, sel catalog.Se
 		Log:       log,
 		Recorder:  recorder(ledger),
 		Presence:  presenceRecord(log),
+		// The providers read the same switch from the environment they
+		// inherit, so data and envelope take the same shape.
+		ReferenceShape: !resultshape.Lean(),
 	})
 	defer srv.Close()
 	if o.transport == "http" {

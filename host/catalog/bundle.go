@@ -104,7 +104,10 @@ func loadLayerFast(fsys fs.FS) (*bundle, error) {
 		if t.Audit.Risk == "" {
 			t.Audit.Risk = DefaultAudit.Risk
 		}
-		for _, raw := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema} {
+		for _, raw := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema, &t.ReferenceOutputSchema} {
+			if raw == &t.ReferenceOutputSchema && len(*raw) == 0 {
+				continue // the tool has one shape for both modes
+			}
 			var c bytes.Buffer
 			if err := json.Compact(&c, *raw); err != nil {
 				return loadLayer(fsys)

@@ -86,6 +86,12 @@ type Tool struct {
 	// and its #/$defs/... refs as written (see inline.go).
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
+	// ReferenceOutputSchema is the spec's referenceOutputSchema (inlined
+	// like OutputSchema): the reference's full result shape, which
+	// tools/list serves and results are validated against when
+	// FLUXGIT_MCP_RESULT_SHAPE=reference. OutputSchema is then the lean
+	// shape. Empty when the tool has one shape for both modes.
+	ReferenceOutputSchema json.RawMessage `json:",omitempty"`
 	// Paths are the arguments marked with PathKeyword (which InputSchema,
 	// as served, no longer carries): the host canonicalises and confines
 	// each of them before dispatch.
@@ -95,8 +101,22 @@ type Tool struct {
 	// need no entry).
 	Result string `json:",omitempty"`
 
-	in, out lazySchema
+	in, out, ref lazySchema
 }
+
+// OutputSchemaFor is the output schema in effect for a result shape: the
+// referenceOutputSchema in reference mode when the spec has one, the
+// outputSchema otherwise.
+func (t *Tool) OutputSchemaFor(reference bool) json.RawMessage {
+	if reference && len(t.ReferenceOutputSchema) > 0 {
+		return t.ReferenceOutputSchema
+	}
+	return t.OutputSchema
+}
+
+// referenceOutputKey is the tool spec key of the reference's result shape
+// (see Tool.ReferenceOutputSchema).
+const referenceOutputKey = "referenceOutputSchema"
 
 // Result shapes a tool spec can ask for.
 const (
@@ -511,6 +531,11 @@ func buildTool(file string, doc *object, in *inliner) (t *Tool, inErr, outErr er
 	}
 	if _, _, outErr = inlineInto(in, file, "outputSchema", &t.OutputSchema); outErr != nil {
 		outErr = fmt.Errorf("outputSchema: %w", outErr)
+	}
+	if _, ok := doc.get(referenceOutputKey); ok {
+		if _, _, err := inlineInto(in, file, referenceOutputKey, &t.ReferenceOutputSchema); err != nil {
+			outErr = errors.Join(outErr, fmt.Errorf("%s: %w", referenceOutputKey, err))
+		}
 	}
 	return t, inErr, outErr
 }

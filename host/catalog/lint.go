@@ -28,7 +28,7 @@ const (
 	// schemas/tool.schema.json, schemas/resource.schema.json or
 	// schemas/prompt.schema.json.
 	RuleMetaschema = "metaschema"
-	// RuleSchemaCompile: an input or output schema has a $ref that does not
+	// RuleSchemaCompile: an input, output or reference output schema has a $ref that does not
 	// resolve within the tree (or is cyclic), or does not compile offline.
 	RuleSchemaCompile = "schema-compile"
 	// RuleNamePattern: a tool name does not match ToolNamePattern, or a
@@ -68,9 +68,16 @@ const (
 	// fields tool or readOnly in its outputSchema, or does not declare the
 	// error object its tool errors are sent as.
 	RuleResultShape = "result-shape"
-	// RuleExampleInvalid: an example's arguments fail the inputSchema or its
-	// payload fails the outputSchema.
+	// RuleExampleInvalid: an example's arguments fail the inputSchema, or
+	// its payload fails the output schema it is checked against: the
+	// referenceOutputSchema for an example with shape: reference (when the
+	// tool has one), otherwise the outputSchema, both as written and, for
+	// envelope tools, as the lean host sends it (LeanEnvelope).
 	RuleExampleInvalid = "example-invalid"
+	// RuleLeanEnvelope: the outputSchema of an envelope tool requires
+	// tier, repoPath or source at the envelope level; lean results leave
+	// them out (only referenceOutputSchema may require them).
+	RuleLeanEnvelope = "lean-envelope"
 	// RulePathMark: an input argument that looks like a filesystem path (by
 	// its name — path, paths, cwd, dir, worktree, repoPath, runDir, …Path,
 	// …Dir — or its description) has no x-fluxgit-path mark, at any depth;
@@ -238,6 +245,18 @@ func (l *linter) tool(file string, doc *object) {
 		_, v, err := inlineInto(l.in, file, "outputSchema", &t.OutputSchema)
 		output = l.compiled(file, "outputSchema", v, err, func() error { _, _, err := t.out.get("mem:///lint/output.json", t.OutputSchema); return err })
 	}
+	// referenceOutputSchema (the reference's full shape) is held to the
+	// same rules as outputSchema, except that it may require the envelope
+	// fields the reference always sends.
+	var reference any
+	_, hasReference := doc.get(referenceOutputKey)
+	if hasReference {
+		_, v, err := inlineInto(l.in, file, referenceOutputKey, &t.ReferenceOutputSchema)
+		reference = l.compiled(file, referenceOutputKey, v, err, func() error {
+			_, _, err := t.ref.get("mem:///lint/reference-output.json", t.ReferenceOutputSchema)
+			return err
+		})
+	}
 	if in, ok := input.(*object); ok {
 		if v, _ := in.get("additionalProperties"); v != false {
 			l.add(file, RuleInputClosed, "inputSchema must set additionalProperties: false")
@@ -248,17 +267,57 @@ func (l *linter) tool(file string, doc *object) {
 			l.add(file, RulePathMark, "%s", m)
 		}
 	}
-	if out, ok := output.(*object); ok {
+	plain := doc.str("result") == ResultPlain
+	for _, s := range []struct {
+		key    string
+		schema any
+	}{{"outputSchema", output}, {referenceOutputKey, reference}} {
+		out, ok := s.schema.(*object)
+		if !ok {
+			continue
+		}
 		l.describedProperties(file, out, "payload")
 		if args := pathArgs(out); len(args) > 0 {
-			l.add(file, RulePathMark, "outputSchema: %s marks arguments only; remove it from %s",
-				PathKeyword, strings.Replace(args[0].String(), "arguments", "payload", 1))
+			l.add(file, RulePathMark, "%s: %s marks arguments only; remove it from %s",
+				s.key, PathKeyword, strings.Replace(args[0].String(), "arguments", "payload", 1))
 		}
-		if doc.str("result") == ResultPlain {
-			l.plainShape(file, out)
+		if plain {
+			l.plainShape(file, s.key, out)
+		} else if s.key == "outputSchema" {
+			l.leanEnvelope(file, out)
 		}
 	}
-	l.examples(file, doc, t, input != nil, output != nil)
+	l.examples(file, doc, t, input != nil, output != nil, hasReference, reference != nil, plain)
+}
+
+// leanEnvelope reports an outputSchema that requires an envelope field
+// the lean result shape leaves out (LeanOmits): the host would then fail
+// its own results. Only the envelope level is looked at — the root and
+// the allOf/anyOf/oneOf/if/then/else variants below it — since data may
+// have members of the same names.
+func (l *linter) leanEnvelope(file string, out *object) {
+	var visit func(s *object)
+	visit = func(s *object) {
+		for _, k := range stringList(toPlain(s.vals["required"])) {
+			if slices.Contains(LeanOmits, k) {
+				l.add(file, RuleLeanEnvelope, "outputSchema requires the envelope field %s, which lean results leave out (%s); declare it as optional, or require it in referenceOutputSchema only", k, strings.Join(LeanOmits, ", "))
+			}
+		}
+		for _, k := range []string{"allOf", "anyOf", "oneOf"} {
+			list, _ := s.vals[k].([]any)
+			for _, m := range list {
+				if mo, ok := m.(*object); ok {
+					visit(mo)
+				}
+			}
+		}
+		for _, k := range []string{"if", "then", "else"} {
+			if mo, ok := s.vals[k].(*object); ok {
+				visit(mo)
+			}
+		}
+	}
+	visit(out)
 }
 
 // audit checks the audit field against the tool's read-only class: the
@@ -306,7 +365,13 @@ func (l *linter) compiled(file, which string, v any, inlineErr error, compile fu
 	return v
 }
 
-func (l *linter) examples(file string, doc *object, t *Tool, inputOK, outputOK bool) {
+// examples validates each example: its arguments against inputSchema;
+// its payload against referenceOutputSchema when the example says
+// shape: reference and the tool has one, against outputSchema otherwise.
+// A payload checked against outputSchema of an envelope tool must also
+// pass as the lean host sends it (LeanEnvelope), so an example written
+// with tier, source and repoPath proves both shapes.
+func (l *linter) examples(file string, doc *object, t *Tool, inputOK, outputOK, hasReference, referenceOK, plain bool) {
 	list, _ := doc.vals["examples"].([]any)
 	for i, e := range list {
 		ex, ok := e.(*object)
@@ -322,9 +387,28 @@ func (l *linter) examples(file string, doc *object, t *Tool, inputOK, outputOK b
 				l.add(file, RuleExampleInvalid, "%s: %v", label, err)
 			}
 		}
-		if payload, ok := ex.get("payload"); ok && outputOK {
-			if err := t.ValidatePayload(toPlain(payload)); err != nil {
-				l.add(file, RuleExampleInvalid, "%s: %v", label, err)
+		payload, ok := ex.get("payload")
+		if !ok {
+			continue
+		}
+		if ex.str("shape") == ShapeReference && hasReference {
+			if referenceOK {
+				if err := t.ValidatePayloadFor(toPlain(payload), true); err != nil {
+					l.add(file, RuleExampleInvalid, "%s: %s: %v", label, referenceOutputKey, err)
+				}
+			}
+			continue
+		}
+		if !outputOK {
+			continue
+		}
+		if err := t.ValidatePayload(toPlain(payload)); err != nil {
+			l.add(file, RuleExampleInvalid, "%s: %v", label, err)
+			continue
+		}
+		if m, isMap := toPlain(payload).(map[string]any); isMap && !plain {
+			if err := t.ValidatePayload(LeanEnvelope(m)); err != nil {
+				l.add(file, RuleExampleInvalid, "%s: as a lean result (without %s): %v", label, strings.Join(LeanOmits, ", "), err)
 			}
 		}
 	}
@@ -334,15 +418,15 @@ func (l *linter) examples(file string, doc *object, t *Tool, inputOK, outputOK b
 // sends the provider's object as is, so envelope fields there would
 // promise data that never arrives, and tool errors arrive as an error
 // property the schema must describe.
-func (l *linter) plainShape(file string, out *object) {
+func (l *linter) plainShape(file, key string, out *object) {
 	props := out.obj("properties")
 	for _, k := range []string{"tool", "readOnly"} {
 		if _, ok := props.get(k); ok {
-			l.add(file, RuleResultShape, "outputSchema declares the envelope field %s, but result: plain results carry no envelope", k)
+			l.add(file, RuleResultShape, "%s declares the envelope field %s, but result: plain results carry no envelope", key, k)
 		}
 	}
 	if _, ok := props.get("error"); !ok {
-		l.add(file, RuleResultShape, "outputSchema must declare the error property: tool errors of a result: plain tool are sent as {\"error\": {code, message, data}}")
+		l.add(file, RuleResultShape, "%s must declare the error property: tool errors of a result: plain tool are sent as {\"error\": {code, message, data}}", key)
 	}
 }
 

@@ -123,6 +123,9 @@ func (sel Selection) Apply(c *Catalog) error {
 			return fmt.Errorf("compact output schema of %s: %w", t.Name, err)
 		}
 		t.OutputSchema = out
+		if t.ReferenceOutputSchema, err = CompactSchema(t.ReferenceOutputSchema); err != nil {
+			return fmt.Errorf("compact reference output schema of %s: %w", t.Name, err)
+		}
 	}
 	return nil
 }

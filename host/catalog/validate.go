@@ -138,10 +138,19 @@ func (t *Tool) ValidateArguments(args any) error {
 // around the provider's data) against the tool's outputSchema. Same value
 // conventions and error types as ValidateArguments; details are rooted at
 // "payload".
-func (t *Tool) ValidatePayload(payload any) error {
-	sch, doc, err := t.out.get("mem:///tools/"+url.PathEscape(t.Name)+"/output.json", t.OutputSchema)
+func (t *Tool) ValidatePayload(payload any) error { return t.ValidatePayloadFor(payload, false) }
+
+// ValidatePayloadFor checks a result envelope against the output schema
+// in effect for the result shape (OutputSchemaFor): in reference mode the
+// referenceOutputSchema when the tool has one.
+func (t *Tool) ValidatePayloadFor(payload any, reference bool) error {
+	lazy, raw, which, name := &t.out, t.OutputSchema, "outputSchema", "output.json"
+	if reference && len(t.ReferenceOutputSchema) > 0 {
+		lazy, raw, which, name = &t.ref, t.ReferenceOutputSchema, referenceOutputKey, "reference-output.json"
+	}
+	sch, doc, err := lazy.get("mem:///tools/"+url.PathEscape(t.Name)+"/"+name, raw)
 	if err != nil {
-		return fmt.Errorf("catalog: tool %s: outputSchema: %w", t.Name, err)
+		return fmt.Errorf("catalog: tool %s: %s: %w", t.Name, which, err)
 	}
 	return validateWith(sch, doc, payload, "payload")
 }

@@ -104,9 +104,9 @@ func TestToolResultContent(t *testing.T) {
 		err   string
 	}{
 		{"envelope, 2025-11-25", env, generation{version: V20251125}, &wire.Result{Data: json.RawMessage(`{"n":1}`), Text: "one", Content: blocks},
-			"text text image audio resource_link", `{"tool":"demo.env","readOnly":true,"tier":"free","data":{"n":1}}`, ""},
+			"text text image audio resource_link", `{"tool":"demo.env","readOnly":true,"data":{"n":1}}`, ""},
 		{"envelope without content", env, generation{version: V20251125}, &wire.Result{Data: json.RawMessage(`{"n":1}`)},
-			"text", `{"tool":"demo.env","readOnly":true,"tier":"free","data":{"n":1}}`, ""},
+			"text", `{"tool":"demo.env","readOnly":true,"data":{"n":1}}`, ""},
 		{"envelope, 2024-11-05", env, generation{version: V20241105}, &wire.Result{Data: json.RawMessage(`{"n":1}`), Content: blocks},
 			"text image text text", "", ""},
 		{"plain, modern", plain, generation{modern: true, version: "2026-07-28"}, &wire.Result{Data: json.RawMessage(`{"n":2}`), Text: "two", Content: blocks},

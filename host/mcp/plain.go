@@ -55,7 +55,7 @@ func (s *Server) plainResult(tool *catalog.Tool, g generation, res *wire.Result)
 		return nil, errorf(codeInternal, map[string]any{"details": "the provider's result is not a JSON object", "tool": tool.Name, "retryable": false},
 			"Tool result does not match its outputSchema")
 	}
-	if err := tool.ValidatePayload(decoded); err != nil {
+	if err := tool.ValidatePayloadFor(decoded, s.opts.ReferenceShape); err != nil {
 		// A provider broke its own contract; never hand the agent data the
 		// schema does not promise.
 		s.log.Error("tool payload violates outputSchema", "tool", tool.Name, "details", validationDetails(err))

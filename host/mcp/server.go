@@ -69,6 +69,13 @@ type Options struct {
 	// Presence keeps this process's presence record (optional; see
 	// Presence). Close closes it.
 	Presence Presence
+	// ReferenceShape sends the reference's full result shapes
+	// (FLUXGIT_MCP_RESULT_SHAPE=reference, package resultshape): the
+	// envelope keeps tier, repoPath and a local-git source, and tools/list
+	// serves and results are checked against each tool's
+	// referenceOutputSchema where it has one. The zero value is the lean
+	// shape, the default.
+	ReferenceShape bool
 }
 
 // Server is what every connection shares: the catalog, the providers, the

@@ -344,7 +344,7 @@ func TestArgumentRefusalForEveryTool(t *testing.T) {
 			t.Errorf("%s: %s", tool.Name, res)
 			continue
 		}
-		if out.StructuredContent != nil && !admits(tool, out.StructuredContent) {
+		if out.StructuredContent != nil && !admits(tool, out.StructuredContent, false) {
 			t.Errorf("%s: structuredContent violates the outputSchema", tool.Name)
 		}
 		if out.StructuredContent == nil && tool.Provider == "git-read" {

@@ -47,7 +47,7 @@ func (s *Server) toolsList(g generation, p params) (json.RawMessage, error) {
 		}
 		if v >= 2 {
 			def["title"] = t.Title
-			def["outputSchema"] = t.OutputSchema
+			def["outputSchema"] = t.OutputSchemaFor(s.opts.ReferenceShape)
 		}
 		tools = append(tools, def)
 	}
@@ -71,10 +71,13 @@ type envelope struct {
 	Error    *payloadError   `json:"error,omitempty"`
 }
 
+// payloadError is the envelope's error. Data is always sent in the
+// reference shape (null when the provider gave none) and left out when
+// empty in the lean shape.
 type payloadError struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
+	Data    json.RawMessage `json:"data,omitempty"`
 }
 
 func (s *Server) unknownTool(name string) *rpcError {
@@ -219,8 +222,12 @@ func (s *Server) argumentRefused(tool *catalog.Tool, g generation, message, deta
 	if err != nil {
 		return nil, false, fmt.Errorf("encode details: %w", err)
 	}
-	payload, err := rpc.Marshal(envelope{Tool: tool.Name, ReadOnly: tool.ReadOnly, Tier: tool.Tier,
-		Error: &payloadError{Code: codeInvalidParams, Message: refusal.Message, Data: data}})
+	env := envelope{Tool: tool.Name, ReadOnly: tool.ReadOnly,
+		Error: &payloadError{Code: codeInvalidParams, Message: refusal.Message, Data: data}}
+	if s.opts.ReferenceShape {
+		env.Tier = tool.Tier
+	}
+	payload, err := rpc.Marshal(env)
 	if err != nil {
 		return nil, false, fmt.Errorf("encode payload: %w", err)
 	}
@@ -228,7 +235,7 @@ func (s *Server) argumentRefused(tool *catalog.Tool, g generation, message, deta
 	// structuredContent must match the tool's outputSchema (clients
 	// validate it even on errors); a schema that does not foresee a
 	// refusal gets the text alone, which an error result may be.
-	if g.structured() && admits(tool, payload) {
+	if g.structured() && admits(tool, payload, s.opts.ReferenceShape) {
 		out["structuredContent"] = json.RawMessage(payload)
 	}
 	res, err := rpc.Marshal(out)
@@ -238,12 +245,13 @@ func (s *Server) argumentRefused(tool *catalog.Tool, g generation, message, deta
 	return res, true, refusal
 }
 
-// admits reports whether payload satisfies the tool's outputSchema.
-func admits(tool *catalog.Tool, payload []byte) bool {
+// admits reports whether payload satisfies the tool's output schema in
+// effect for the result shape.
+func admits(tool *catalog.Tool, payload []byte, reference bool) bool {
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.UseNumber()
 	var v any
-	return dec.Decode(&v) == nil && tool.ValidatePayload(v) == nil
+	return dec.Decode(&v) == nil && tool.ValidatePayloadFor(v, reference) == nil
 }
 
 func validationDetails(err error) string {
@@ -260,23 +268,7 @@ func (s *Server) toolResult(tool *catalog.Tool, g generation, repoPath string, r
 	if tool.Plain() {
 		return s.plainResult(tool, g, res)
 	}
-	env := envelope{Tool: tool.Name, ReadOnly: tool.ReadOnly, Source: res.Source, Tier: tool.Tier}
-	if res.Error != nil {
-		data := res.Error.Data
-		if len(data) == 0 {
-			data = json.RawMessage("null")
-		}
-		env.Error = &payloadError{Code: res.Error.Code, Message: res.Error.Message, Data: data}
-		if res.Source != "" {
-			env.RepoPath = repoPath
-		}
-	} else {
-		env.RepoPath = repoPath
-		env.Data = res.Data
-		if len(env.Data) == 0 {
-			env.Data = json.RawMessage("{}")
-		}
-	}
+	env := s.envelope(tool, repoPath, res)
 	payload, err := rpc.Marshal(env)
 	if err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
@@ -295,7 +287,7 @@ func (s *Server) toolResult(tool *catalog.Tool, g generation, repoPath string, r
 	if err := dec.Decode(&decoded); err != nil {
 		return nil, fmt.Errorf("decode payload: %w", err)
 	}
-	if err := tool.ValidatePayload(decoded); err != nil {
+	if err := tool.ValidatePayloadFor(decoded, s.opts.ReferenceShape); err != nil {
 		// A provider broke its own contract; never hand the agent data the
 		// schema does not promise.
 		s.log.Error("tool payload violates outputSchema", "tool", tool.Name, "details", validationDetails(err))
@@ -316,6 +308,45 @@ func (s *Server) toolResult(tool *catalog.Tool, g generation, repoPath string, r
 		out["structuredContent"] = json.RawMessage(payload)
 	}
 	return rpc.Marshal(out)
+}
+
+// envelope wraps a provider result. The reference shape carries the tool's
+// tier, the source and the repository path (on errors only when the
+// provider named a source, as the reference does) and a null error.data;
+// the lean shape (CONTRACT §3) leaves out what a model already knows: the
+// tier, the repository path it passed itself, a local-git source and an
+// empty error.data. A source that is not local git (the FluxGit app, a
+// detector) stays: it says where the answer came from.
+func (s *Server) envelope(tool *catalog.Tool, repoPath string, res *wire.Result) envelope {
+	env := envelope{Tool: tool.Name, ReadOnly: tool.ReadOnly}
+	ref := s.opts.ReferenceShape
+	if ref {
+		env.Source, env.Tier = res.Source, tool.Tier
+	} else if res.Source != catalog.LocalGitSource {
+		env.Source = res.Source
+	}
+	if res.Error != nil {
+		data := res.Error.Data
+		if len(data) == 0 || string(data) == "null" {
+			data = nil
+			if ref {
+				data = json.RawMessage("null")
+			}
+		}
+		env.Error = &payloadError{Code: res.Error.Code, Message: res.Error.Message, Data: data}
+		if ref && res.Source != "" {
+			env.RepoPath = repoPath
+		}
+		return env
+	}
+	if ref {
+		env.RepoPath = repoPath
+	}
+	env.Data = res.Data
+	if len(env.Data) == 0 {
+		env.Data = json.RawMessage("{}")
+	}
+	return env
 }
 
 func (s *Server) resourcesList(p params, templates bool) (json.RawMessage, error) {

@@ -25,6 +25,7 @@ import (
 	"github.com/fluxgit/fluxgit/host/setup"
 	"github.com/fluxgit/fluxgit/internal/audit"
 	"github.com/fluxgit/fluxgit/internal/privdir"
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/internal/rundir"
 	"github.com/fluxgit/fluxgit/plugins/gateway"
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
@@ -52,6 +53,8 @@ const (
 	CheckSignKey = "signing-key"
 	CheckLedger  = "ledger"
 	CheckGateway = "gateway"
+	// CheckResultShape is FLUXGIT_MCP_RESULT_SHAPE (package resultshape).
+	CheckResultShape = "result-shape"
 )
 
 // MinGit is the oldest git the providers support.
@@ -114,6 +117,7 @@ func Run(ctx context.Context, o Options) []Result {
 		checkSignKey(o),
 		checkLedger(o),
 		checkGateway(o),
+		checkResultShape(o),
 	}
 }
 
@@ -351,4 +355,22 @@ func checkGateway(o Options) Result {
 		return ok(CheckGateway, ap.String()+" (from "+v+")")
 	}
 	return ok(CheckGateway, "not configured (FluxGit tools answer that FluxGit is not configured)")
+}
+
+// checkResultShape warns about a value of FLUXGIT_MCP_RESULT_SHAPE that is
+// neither lean nor reference: the server then sends the lean shape, which
+// a client that asked for the reference's (most likely by a typo) would
+// not expect.
+func checkResultShape(o Options) Result {
+	raw, _ := o.lookup(resultshape.Env)
+	v := strings.TrimSpace(raw)
+	switch {
+	case !resultshape.Known(v):
+		return Result{Name: CheckResultShape, Status: Warn,
+			Detail: fmt.Sprintf("%s=%q is not one of %s; results take the lean shape", resultshape.Env, raw, strings.Join(resultshape.Values, ", ")),
+			Fix:    fmt.Sprintf("set %s to reference for the reference's full result shapes, or to lean (or unset it) for the lean default", resultshape.Env)}
+	case v == "reference":
+		return ok(CheckResultShape, "reference (the reference's full result shapes, from "+resultshape.Env+")")
+	}
+	return ok(CheckResultShape, "lean (the default; "+resultshape.Env+"=reference sends the reference's full shapes)")
 }

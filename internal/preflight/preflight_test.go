@@ -90,7 +90,7 @@ func TestRunOrderAndFailed(t *testing.T) {
 	for _, r := range rs {
 		names = append(names, r.Name)
 	}
-	want := []string{CheckConfig, CheckRoots, CheckGit, CheckRunDir, CheckState, CheckSignKey, CheckLedger, CheckGateway}
+	want := []string{CheckConfig, CheckRoots, CheckGit, CheckRunDir, CheckState, CheckSignKey, CheckLedger, CheckGateway, CheckResultShape}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("order %v, want %v", names, want)
 	}
@@ -145,5 +145,32 @@ func TestRunDirCheck(t *testing.T) {
 				t.Fatalf("the check wrote into %s: %v", private, entries)
 			}
 		})
+	}
+}
+
+func TestResultShapeCheck(t *testing.T) {
+	for _, tc := range []struct {
+		value  string
+		set    bool
+		status Status
+		detail string
+	}{
+		{status: OK, detail: "lean (the default"},
+		{value: "", set: true, status: OK, detail: "lean (the default"},
+		{value: "lean", set: true, status: OK, detail: "lean (the default"},
+		{value: "reference", set: true, status: OK, detail: "reference ("},
+		{value: "refrence", set: true, status: Warn, detail: `FLUXGIT_MCP_RESULT_SHAPE="refrence" is not one of lean, reference; results take the lean shape`},
+	} {
+		vars := map[string]string{}
+		if tc.set {
+			vars["FLUXGIT_MCP_RESULT_SHAPE"] = tc.value
+		}
+		r := checkResultShape(Options{LookupEnv: env(vars)})
+		if r.Status != tc.status || !strings.Contains(r.Detail, tc.detail) {
+			t.Errorf("%q: %s %q, want %s containing %q", tc.value, r.Status, r.Detail, tc.status, tc.detail)
+		}
+		if r.Status == Warn && !strings.Contains(r.Fix, "FLUXGIT_MCP_RESULT_SHAPE to reference") {
+			t.Errorf("%q: fix %q does not say what to set", tc.value, r.Fix)
+		}
 	}
 }

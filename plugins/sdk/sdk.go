@@ -91,6 +91,9 @@ type ClientCapabilities struct {
 // Result is what a tool returns. Exactly one of Data or Error is set.
 type Result struct {
 	// Source names where the data came from ("local-git", "fluxgit-gateway").
+	// The host sends it as the envelope's source, except "local-git" in the
+	// lean result shape (the default; see FLUXGIT_MCP_RESULT_SHAPE), where
+	// an absent source means local git.
 	Source string `json:"source,omitempty"`
 	// Data is the tool's success payload, a JSON object.
 	Data json.RawMessage `json:"data,omitempty"`
