@@ -104,7 +104,10 @@ func loadLayerFast(fsys fs.FS) (*bundle, error) {
 		if t.Audit.Risk == "" {
 			t.Audit.Risk = DefaultAudit.Risk
 		}
-		for _, raw := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema} {
+		for _, raw := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema, &t.SpecInputSchema} {
+			if len(*raw) == 0 && raw == &t.SpecInputSchema {
+				continue // optional: only tools that serve less than the spec
+			}
 			var c bytes.Buffer
 			if err := json.Compact(&c, *raw); err != nil {
 				return loadLayer(fsys)

@@ -86,6 +86,10 @@ type Tool struct {
 	// and its #/$defs/... refs as written (see inline.go).
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
+	// SpecInputSchema is the full input schema of the spec when the served
+	// InputSchema leaves arguments out (ServedKeyword); the host validates
+	// calls against it. Empty when the two are the same.
+	SpecInputSchema json.RawMessage `json:",omitempty"`
 	// Paths are the arguments marked with PathKeyword (which InputSchema,
 	// as served, no longer carries): the host canonicalises and confines
 	// each of them before dispatch.
@@ -507,6 +511,8 @@ func buildTool(file string, doc *object, in *inliner) (t *Tool, inErr, outErr er
 	if served, expanded, err := inlineInto(in, file, "inputSchema", &t.InputSchema); err != nil {
 		inErr = fmt.Errorf("inputSchema: %w", err)
 	} else if inErr = t.servePathMarks(served, expanded); inErr != nil {
+		inErr = fmt.Errorf("inputSchema: %w", inErr)
+	} else if inErr = t.serveInformational(); inErr != nil {
 		inErr = fmt.Errorf("inputSchema: %w", inErr)
 	}
 	if _, _, outErr = inlineInto(in, file, "outputSchema", &t.OutputSchema); outErr != nil {
