@@ -64,6 +64,17 @@ func toolNames(tools []listedTool) []string {
 	return names
 }
 
+// The core toolset, what fluxgit serves with no configuration: the reads
+// an agent makes every day, and with a gateway address the proposals it
+// files every day (sorted, as toolNames returns them).
+var (
+	coreReads = []string{"commit.details", "conflict.read", "diff.text", "repo.brief", "repo.history", "repo.refs",
+		"repo.status", "worktree.changes"}
+	coreWithProposals = []string{"commit.details", "conflict.read", "diff.text", "operation.cancel", "operation.preview.branch",
+		"operation.preview.commit", "operation.preview.push", "operation.status", "repo.brief", "repo.history", "repo.refs",
+		"repo.status", "worktree.changes"}
+)
+
 // TestToolsetSelection checks, per setting, what tools/list serves, that a
 // hidden tool is refused as unknown with an error listing only served
 // tools, that the instructions mention write proposals only when they are
@@ -80,7 +91,14 @@ func TestToolsetSelection(t *testing.T) {
 		hidden      string // a tool that must be refused as unknown
 		writes      bool   // the instructions mention write proposals
 	}{
-		{name: "default serves every tool", count: 43, hidden: "repo.nope", writes: true},
+		{name: "default serves the core toolset, without proposals when no gateway address is set", env: []string{defaultSelection},
+			want: coreReads, hidden: "operation.preview.commit"},
+		{name: "default with a gateway address adds the core proposals", env: []string{defaultSelection, "FLUXGIT_MCP_HANDSHAKE_ADDR=127.0.0.1:9"},
+			want: coreWithProposals, hidden: "fleet.radar", writes: true},
+		{name: "default read-only with a gateway address", env: []string{defaultSelection, "FLUXGIT_MCP_HANDSHAKE_ADDR=127.0.0.1:9"}, args: []string{"--read-only"},
+			want: withStatus(coreReads), allReadOnly: true, hidden: "operation.preview.commit"},
+		{name: "an explicit toolset is served without a gateway address", env: []string{defaultSelection}, args: []string{"--toolsets", "core"},
+			want: coreWithProposals, hidden: "repo.scope", writes: true},
 		{name: "all", args: []string{"--toolsets", "all"}, count: 43, hidden: "repo.nope", writes: true},
 		{name: "fleet and roster", args: []string{"--toolsets", "fleet, roster"},
 			want: []string{"fleet.digest", "fleet.radar", "shift_check_in", "shift_check_out"}, hidden: "repo.status"},
@@ -232,7 +250,7 @@ func TestToolsetBadValues(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown toolset", nil, []string{"--toolsets", "git,gti"}, `unknown toolset "gti": use a comma-separated list of git, fleet, restore, proposals, presence, roster, or all`},
+		{"unknown toolset", nil, []string{"--toolsets", "git,gti"}, `unknown toolset "gti": use a comma-separated list of core, git, fleet, restore, proposals, presence, roster, or all`},
 		{"unknown toolset from the environment", []string{"FLUXGIT_TOOLSETS=everything"}, nil, `FLUXGIT_TOOLSETS: unknown toolset "everything"`},
 		{"unknown tool", nil, []string{"--tools", "repo.status,repo.stats"}, "unknown tool repo.stats: known tools are agents.presence, commit.details"},
 		{"bad read-only value", []string{"FLUXGIT_READ_ONLY=maybe"}, nil, `FLUXGIT_READ_ONLY="maybe": use true or false (1/0, true/false, yes/no or on/off)`},
@@ -301,4 +319,11 @@ func TestToolsetSDKClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withStatus is names with operation.status, sorted.
+func withStatus(names []string) []string {
+	out := append(append([]string{}, names...), "operation.status")
+	sort.Strings(out)
+	return out
 }
