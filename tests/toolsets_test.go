@@ -162,6 +162,31 @@ func TestToolsetSelection(t *testing.T) {
 	}
 }
 
+// TestToolsetDefaultKeepsConfiguredProviders: a provider a person
+// configured with a spec of its own (tools naming no toolset) is served by
+// the default selection next to the core toolset, and hidden by an
+// explicit toolset that does not name it.
+func TestToolsetDefaultKeepsConfiguredProviders(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"default", nil, append(append([]string{}, coreReads...), "example.ask", "example.count", "example.logs", "example.picture", "example.wait")},
+		{"an explicit toolset", []string{"--toolsets", "core"}, coreWithProposals},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := append(exampleEnv(t), defaultSelection)
+			_, _, _, tools := toolsetSession(t, env, tc.args...)
+			want := append([]string{}, tc.want...)
+			sort.Strings(want)
+			if got := toolNames(tools); !slices.Equal(got, want) {
+				t.Fatalf("tools/list serves %v, want %v", got, want)
+			}
+		})
+	}
+}
+
 // TestToolsetCompactSchemas: --compact-schemas drops every description
 // below the root of each output schema, keeps input schemas and the tools
 // themselves, and makes tools/list smaller.

@@ -69,7 +69,7 @@ func (o *toolsetOptions) resolve(f *pflag.FlagSet) (catalog.Selection, error) {
 		// proposals among them only where a gateway can receive them.
 		_, configured := gateway.FromEnv()
 		def := catalog.Default(configured)
-		sel.Toolsets, sel.GatewayOnlyHidden = def.Toolsets, def.GatewayOnlyHidden
+		sel.Toolsets, sel.GatewayOnlyHidden, sel.Unassigned = def.Toolsets, def.GatewayOnlyHidden, def.Unassigned
 	}
 	// Toolset names need no catalog: check them before anything starts.
 	if err := sel.CheckToolsets(); err != nil {

@@ -36,6 +36,10 @@ type Selection struct {
 	// is not connected", so the default selection leaves them out until an
 	// address is set.
 	GatewayOnlyHidden bool
+	// Unassigned also serves the tools that name no toolset: those of a
+	// provider a person configured with a spec of its own, which they mean
+	// to use (see Default).
+	Unassigned bool
 	// CompactSchemas serves output schemas without the descriptions below
 	// their root, which makes tools/list much smaller.
 	CompactSchemas bool
@@ -89,9 +93,10 @@ func (sel Selection) CheckToolsets() error {
 
 // Default is the selection served when neither toolsets nor tools are
 // chosen: the core toolset, with its FluxGit-only tools (write proposals)
-// only when a gateway address is configured.
+// only when a gateway address is configured, plus the tools of configured
+// providers that name no toolset.
 func Default(gatewayConfigured bool) Selection {
-	return Selection{Toolsets: []string{ToolsetCore}, GatewayOnlyHidden: !gatewayConfigured}
+	return Selection{Toolsets: []string{ToolsetCore}, GatewayOnlyHidden: !gatewayConfigured, Unassigned: true}
 }
 
 // NeedsGateway reports whether t can only work with FluxGit (or another
@@ -112,6 +117,9 @@ func (sel Selection) Keeps(t *Tool) bool {
 		return false
 	}
 	if len(sel.Toolsets) == 0 || slices.Contains(sel.Toolsets, ToolsetAll) {
+		return true
+	}
+	if sel.Unassigned && len(t.Toolsets) == 0 {
 		return true
 	}
 	for _, s := range t.Toolsets {
