@@ -82,7 +82,8 @@ type Tool struct {
 	Audit Audit
 	// InputSchema and OutputSchema are compact JSON with every $ref inlined
 	// (no $ref, no $defs), in the key order of the spec file, ready to be
-	// sent in tools/list. A schema that declares its own $defs keeps them
+	// sent in tools/list; InputSchema as served leaves the informational
+	// arguments out (ServedKeyword, see SpecInputSchema). A schema that declares its own $defs keeps them
 	// and its #/$defs/... refs as written (see inline.go).
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
