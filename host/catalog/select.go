@@ -32,9 +32,9 @@ type Selection struct {
 	ReadOnly bool
 	// GatewayOnlyHidden hides every tool whose tier needs FluxGit (fluxgit:
 	// restore points and safety events; fluxgit-write-handshake: write
-	// proposals). Without a gateway address they can only answer "FluxGit
-	// is not connected", so the default selection leaves them out until an
-	// address is set.
+	// proposals). Without a gateway address they can only answer that no
+	// gateway is connected, so the default selection leaves them out until
+	// an address is set.
 	GatewayOnlyHidden bool
 	// Unassigned also serves the tools that name no toolset: those of a
 	// provider a person configured with a spec of its own, which they mean
