@@ -330,7 +330,9 @@ func runScenario(t testing.TB, sc scenario, sz sizes, work, out string) scenario
 		sr.RawTotal.add(c)
 	}
 
-	client, err := startMCP(fluxgitBin, fluxgitEnv(f))
+	// Every tool: some scenarios call tools outside the default core
+	// toolset (worktree.list, fleet.*).
+	client, err := startMCP(fluxgitBin, append(fluxgitEnv(f), "FLUXGIT_TOOLSETS=all"))
 	if err != nil {
 		t.Fatalf("%s: %v", sc.name, err)
 	}
@@ -365,12 +367,10 @@ func runScenario(t testing.TB, sc scenario, sz sizes, work, out string) scenario
 
 // fluxgitEnv runs the server with the fixture's git environment, a private
 // run directory, and the audit ledger, presence files and agent detection
-// off, so nothing outside the fixture shapes an answer. Every tool is
-// served: some scenarios call tools outside the default core toolset
-// (worktree.list, fleet.*).
+// off, so nothing outside the fixture shapes an answer.
 func fluxgitEnv(f *fixture) []string {
 	run := filepath.Join(filepath.Dir(f.base), "run")
-	return append(f.gitEnv(), "FLUXGIT_TOOLSETS=all",
+	return append(f.gitEnv(),
 		"FLUXGIT_RUN_DIR="+run, "SHIFT_STATE_DIR="+filepath.Join(run, "shift"),
 		"FLUXGIT_MCP_AUDIT_DISABLED=1", "FLUXGIT_MCP_PRESENCE_DISABLED=1", "FLUXGIT_MCP_AGENT_DETECTION_DISABLED=1",
 		"FLUXGIT_MCP_ALLOWED_ROOTS="+f.base)
