@@ -72,8 +72,13 @@ func TestHandshakeToolsListed(t *testing.T) {
 				t.Errorf("%s %s = %q, want %q", name, k, got, v)
 			}
 		}
-		if tool.InputSchema["additionalProperties"] != false || tool.OutputSchema == nil {
-			t.Errorf("%s: inputSchema not closed or no outputSchema", name)
+		// A preview's served schema leaves out the informational repoId
+		// (x-fluxgit-served: false), so it must not be closed: the host
+		// still accepts repoId. operation.status and cancel leave nothing out.
+		props, _ := tool.InputSchema["properties"].(map[string]any)
+		_, listsRepoID := props["repoId"]
+		if closed := tool.InputSchema["additionalProperties"] == false; closed != !isPreview || listsRepoID || tool.OutputSchema == nil {
+			t.Errorf("%s: inputSchema closed %v (want %v), lists repoId %v, outputSchema %v", name, closed, !isPreview, listsRepoID, tool.OutputSchema != nil)
 		}
 	}
 }

@@ -63,8 +63,17 @@ func baseEnv(t testing.TB) []string {
 		env = append(env, kv)
 	}
 	// Private state: no test may touch the user's run directory or roster.
-	return append(env, "FLUXGIT_RUN_DIR="+t.TempDir(), "SHIFT_STATE_DIR="+canonicalTempDir(t))
+	// Every tool is served: a test of one tool's behaviour must not depend
+	// on the default selection (the core toolset, proposals only with a
+	// gateway address), which the tests that are about it ask for with
+	// defaultSelection.
+	return append(env, "FLUXGIT_RUN_DIR="+t.TempDir(), "SHIFT_STATE_DIR="+canonicalTempDir(t), "FLUXGIT_TOOLSETS=all")
 }
+
+// defaultSelection, appended to baseEnv, gives the selection fluxgit serves
+// with no configuration: an empty FLUXGIT_TOOLSETS is the same as an unset
+// one, and the later of two duplicate variables wins (os/exec).
+const defaultSelection = "FLUXGIT_TOOLSETS="
 
 // server is one running fluxgit process.
 type server struct {

@@ -64,6 +64,17 @@ func toolNames(tools []listedTool) []string {
 	return names
 }
 
+// The core toolset, what fluxgit serves with no configuration: the reads
+// an agent makes every day, and with a gateway address the proposals it
+// files every day (sorted, as toolNames returns them).
+var (
+	coreReads = []string{"commit.details", "conflict.read", "diff.text", "repo.brief", "repo.history", "repo.refs",
+		"repo.status", "worktree.changes"}
+	coreWithProposals = []string{"commit.details", "conflict.read", "diff.text", "operation.cancel", "operation.preview.branch",
+		"operation.preview.commit", "operation.preview.push", "operation.status", "repo.brief", "repo.history", "repo.refs",
+		"repo.status", "worktree.changes"}
+)
+
 // TestToolsetSelection checks, per setting, what tools/list serves, that a
 // hidden tool is refused as unknown with an error listing only served
 // tools, that the instructions mention write proposals only when they are
@@ -80,7 +91,14 @@ func TestToolsetSelection(t *testing.T) {
 		hidden      string // a tool that must be refused as unknown
 		writes      bool   // the instructions mention write proposals
 	}{
-		{name: "default serves every tool", count: 43, hidden: "repo.nope", writes: true},
+		{name: "default serves the core toolset, without proposals when no gateway address is set", env: []string{defaultSelection},
+			want: coreReads, hidden: "operation.preview.commit"},
+		{name: "default with a gateway address adds the core proposals", env: []string{defaultSelection, "FLUXGIT_MCP_HANDSHAKE_ADDR=127.0.0.1:9"},
+			want: coreWithProposals, hidden: "fleet.radar", writes: true},
+		{name: "default read-only with a gateway address", env: []string{defaultSelection, "FLUXGIT_MCP_HANDSHAKE_ADDR=127.0.0.1:9"}, args: []string{"--read-only"},
+			want: withStatus(coreReads), allReadOnly: true, hidden: "operation.preview.commit"},
+		{name: "an explicit toolset is served without a gateway address", env: []string{defaultSelection}, args: []string{"--toolsets", "core"},
+			want: coreWithProposals, hidden: "repo.scope", writes: true},
 		{name: "all", args: []string{"--toolsets", "all"}, count: 43, hidden: "repo.nope", writes: true},
 		{name: "fleet and roster", args: []string{"--toolsets", "fleet, roster"},
 			want: []string{"fleet.digest", "fleet.radar", "shift_check_in", "shift_check_out"}, hidden: "repo.status"},
@@ -139,6 +157,31 @@ func TestToolsetSelection(t *testing.T) {
 			_, _, again, _ := toolsetSession(t, tc.env, tc.args...)
 			if !bytes.Equal(raw, again) {
 				t.Fatalf("tools/list differs between two processes with the same configuration")
+			}
+		})
+	}
+}
+
+// TestToolsetDefaultKeepsConfiguredProviders: a provider a person
+// configured with a spec of its own (tools naming no toolset) is served by
+// the default selection next to the core toolset, and hidden by an
+// explicit toolset that does not name it.
+func TestToolsetDefaultKeepsConfiguredProviders(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"default", nil, append(append([]string{}, coreReads...), "example.ask", "example.count", "example.logs", "example.picture", "example.wait")},
+		{"an explicit toolset", []string{"--toolsets", "core"}, coreWithProposals},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := append(exampleEnv(t), defaultSelection)
+			_, _, _, tools := toolsetSession(t, env, tc.args...)
+			want := append([]string{}, tc.want...)
+			sort.Strings(want)
+			if got := toolNames(tools); !slices.Equal(got, want) {
+				t.Fatalf("tools/list serves %v, want %v", got, want)
 			}
 		})
 	}
@@ -232,7 +275,7 @@ func TestToolsetBadValues(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown toolset", nil, []string{"--toolsets", "git,gti"}, `unknown toolset "gti": use a comma-separated list of git, fleet, restore, proposals, presence, roster, or all`},
+		{"unknown toolset", nil, []string{"--toolsets", "git,gti"}, `unknown toolset "gti": use a comma-separated list of core, git, fleet, restore, proposals, presence, roster, or all`},
 		{"unknown toolset from the environment", []string{"FLUXGIT_TOOLSETS=everything"}, nil, `FLUXGIT_TOOLSETS: unknown toolset "everything"`},
 		{"unknown tool", nil, []string{"--tools", "repo.status,repo.stats"}, "unknown tool repo.stats: known tools are agents.presence, commit.details"},
 		{"bad read-only value", []string{"FLUXGIT_READ_ONLY=maybe"}, nil, `FLUXGIT_READ_ONLY="maybe": use true or false (1/0, true/false, yes/no or on/off)`},
@@ -301,4 +344,11 @@ func TestToolsetSDKClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withStatus is names with operation.status, sorted.
+func withStatus(names []string) []string {
+	out := append(append([]string{}, names...), "operation.status")
+	sort.Strings(out)
+	return out
 }

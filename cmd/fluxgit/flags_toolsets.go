@@ -9,6 +9,7 @@ import (
 
 	"github.com/fluxgit/fluxgit/host/catalog"
 	"github.com/fluxgit/fluxgit/internal/envflag"
+	"github.com/fluxgit/fluxgit/plugins/gateway"
 )
 
 // toolsetOptions choose which tools serve offers (host/catalog.Selection).
@@ -21,7 +22,8 @@ type toolsetOptions struct {
 
 func (o *toolsetOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.toolsets, "toolsets", "", "comma-separated toolsets to serve: "+
-		strings.Join(catalog.Toolsets, ", ")+" or "+catalog.ToolsetAll+" (env FLUXGIT_TOOLSETS; default all)")
+		strings.Join(catalog.Toolsets, ", ")+" or "+catalog.ToolsetAll+" (env FLUXGIT_TOOLSETS; default "+catalog.ToolsetCore+
+		", whose write proposals join once a gateway address is set)")
 	f.StringVar(&o.tools, "tools", "", "comma-separated allow-list of tool names; only these (of the selected toolsets) are served (env FLUXGIT_TOOLS)")
 	f.BoolVar(&o.readOnly, "read-only", false, "serve only read-only tools; every other tool is hidden and refused (env FLUXGIT_READ_ONLY)")
 	f.BoolVar(&o.compactSchemas, "compact-schemas", false, "serve output schemas without nested descriptions, for a smaller tools/list (env FLUXGIT_COMPACT_SCHEMAS)")
@@ -60,6 +62,14 @@ func (o *toolsetOptions) resolve(f *pflag.FlagSet) (catalog.Selection, error) {
 		Tools:          catalog.ParseList(o.tools),
 		ReadOnly:       o.readOnly,
 		CompactSchemas: o.compactSchemas,
+	}
+	if len(sel.Toolsets) == 0 && len(sel.Tools) == 0 {
+		// Nothing chosen: the everyday tools (catalog.ToolsetCore), so the
+		// catalog a model reads before its first call stays small; the
+		// proposals among them only where a gateway can receive them.
+		_, configured := gateway.FromEnv()
+		def := catalog.Default(configured)
+		sel.Toolsets, sel.GatewayOnlyHidden, sel.Unassigned = def.Toolsets, def.GatewayOnlyHidden, def.Unassigned
 	}
 	// Toolset names need no catalog: check them before anything starts.
 	if err := sel.CheckToolsets(); err != nil {

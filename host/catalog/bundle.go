@@ -104,9 +104,9 @@ func loadLayerFast(fsys fs.FS) (*bundle, error) {
 		if t.Audit.Risk == "" {
 			t.Audit.Risk = DefaultAudit.Risk
 		}
-		for _, raw := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema, &t.ReferenceOutputSchema} {
-			if raw == &t.ReferenceOutputSchema && len(*raw) == 0 {
-				continue // the tool has one shape for both modes
+		for _, raw := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema, &t.ReferenceOutputSchema, &t.SpecInputSchema} {
+			if len(*raw) == 0 && (raw == &t.ReferenceOutputSchema || raw == &t.SpecInputSchema) {
+				continue // optional: a second shape, or a served schema that leaves arguments out
 			}
 			var c bytes.Buffer
 			if err := json.Compact(&c, *raw); err != nil {

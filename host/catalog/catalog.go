@@ -82,7 +82,8 @@ type Tool struct {
 	Audit Audit
 	// InputSchema and OutputSchema are compact JSON with every $ref inlined
 	// (no $ref, no $defs), in the key order of the spec file, ready to be
-	// sent in tools/list. A schema that declares its own $defs keeps them
+	// sent in tools/list; InputSchema as served leaves the informational
+	// arguments out (ServedKeyword, see SpecInputSchema). A schema that declares its own $defs keeps them
 	// and its #/$defs/... refs as written (see inline.go).
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
@@ -92,6 +93,10 @@ type Tool struct {
 	// FLUXGIT_MCP_RESULT_SHAPE=reference. OutputSchema is then the lean
 	// shape. Empty when the tool has one shape for both modes.
 	ReferenceOutputSchema json.RawMessage `json:",omitempty"`
+	// SpecInputSchema is the full input schema of the spec when the served
+	// InputSchema leaves arguments out (ServedKeyword); the host validates
+	// calls against it. Empty when the two are the same.
+	SpecInputSchema json.RawMessage `json:",omitempty"`
 	// Paths are the arguments marked with PathKeyword (which InputSchema,
 	// as served, no longer carries): the host canonicalises and confines
 	// each of them before dispatch.
@@ -527,6 +532,8 @@ func buildTool(file string, doc *object, in *inliner) (t *Tool, inErr, outErr er
 	if served, expanded, err := inlineInto(in, file, "inputSchema", &t.InputSchema); err != nil {
 		inErr = fmt.Errorf("inputSchema: %w", err)
 	} else if inErr = t.servePathMarks(served, expanded); inErr != nil {
+		inErr = fmt.Errorf("inputSchema: %w", inErr)
+	} else if inErr = t.serveInformational(); inErr != nil {
 		inErr = fmt.Errorf("inputSchema: %w", inErr)
 	}
 	if _, _, outErr = inlineInto(in, file, "outputSchema", &t.OutputSchema); outErr != nil {

@@ -50,7 +50,7 @@ var (
 	annotationKeywords = map[string]bool{
 		"title": true, "description": true, "default": true, "examples": true,
 		"deprecated": true, "readOnly": true, "writeOnly": true, "$comment": true,
-		PathKeyword: true,
+		PathKeyword: true, ServedKeyword: true,
 	}
 )
 

@@ -85,6 +85,11 @@ const (
 	// appears in an outputSchema. Fragment $defs are held to the same rule.
 	// A prompt argument that looks like a path needs a path kind.
 	RulePathMark = "path-mark"
+	// RuleServedMark: an x-fluxgit-served mark (ServedKeyword) is not
+	// false, sits elsewhere than on the schema of a named input property,
+	// hides a required property, or appears in an outputSchema; or the
+	// inputSchema as served without the marked arguments does not compile.
+	RuleServedMark = "served-mark"
 	// RulePromptTemplate: a prompt message template does not parse,
 	// references something other than a declared argument ({{.name}} or
 	// {{$.name}}), fails to execute, or renders no message at all when only
@@ -266,6 +271,7 @@ func (l *linter) tool(file string, doc *object) {
 		for _, m := range pathMarkFindings(in) {
 			l.add(file, RulePathMark, "%s", m)
 		}
+		l.servedMarks(file, t)
 	}
 	plain := doc.str("result") == ResultPlain
 	for _, s := range []struct {
@@ -277,6 +283,9 @@ func (l *linter) tool(file string, doc *object) {
 			continue
 		}
 		l.describedProperties(file, out, "payload")
+		if hasServedMark(out) {
+			l.add(file, RuleServedMark, "outputSchema: %s marks input arguments only; remove it", ServedKeyword)
+		}
 		if args := pathArgs(out); len(args) > 0 {
 			l.add(file, RulePathMark, "%s: %s marks arguments only; remove it from %s",
 				s.key, PathKeyword, strings.Replace(args[0].String(), "arguments", "payload", 1))
@@ -318,6 +327,26 @@ func (l *linter) leanEnvelope(file string, out *object) {
 		}
 	}
 	visit(out)
+}
+
+// servedMarks checks the ServedKeyword marks of t's inlined inputSchema
+// and that the schema tools/list would serve without the marked arguments
+// still compiles (as JSON Schema 2020-12).
+func (l *linter) servedMarks(file string, t *Tool) {
+	v, err := parseJSON(t.InputSchema)
+	if err != nil || !hasServedMark(v) {
+		return
+	}
+	for _, m := range servedMarkFindings(v) {
+		l.add(file, RuleServedMark, "inputSchema: %s", m)
+	}
+	served, err := marshal(servedSchema(v, true))
+	if err == nil {
+		_, _, err = compileJSON("mem:///lint/served-input.json", served)
+	}
+	if err != nil {
+		l.add(file, RuleServedMark, "inputSchema as served (without the %s: false arguments): %v", ServedKeyword, err)
+	}
 }
 
 // audit checks the audit field against the tool's read-only class: the

@@ -75,7 +75,19 @@ func TestLintRules(t *testing.T) {
 		}, RuleParse, file, "yaml:"},
 		{"toolsets missing", func(t *testing.T) fstest.MapFS {
 			return tool(mutate(t, "toolsets: [git]\n", ""))
-		}, RuleToolsets, file, "add toolsets: [git, fleet, restore, proposals, presence, roster]"},
+		}, RuleToolsets, file, "add toolsets: [core, git, fleet, restore, proposals, presence, roster]"},
+		{"served mark not false", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "      description: how many\n", "      description: how many\n      x-fluxgit-served: true\n"))
+		}, RuleServedMark, file, "property count: x-fluxgit-served must be false"},
+		{"served mark on a required argument", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "      x-fluxgit-path: repository\n", "      x-fluxgit-path: repository\n      x-fluxgit-served: false\n"))
+		}, RuleServedMark, file, "property repoPath is required"},
+		{"served mark off a property", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "  additionalProperties: false\n  required: [repoPath]\n", "  additionalProperties: false\n  x-fluxgit-served: false\n  required: [repoPath]\n"))
+		}, RuleServedMark, file, "may only sit on the schema of a named property"},
+		{"served mark in outputSchema", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "          description: echoed text\n", "          description: echoed text\n          x-fluxgit-served: false\n"))
+		}, RuleServedMark, file, "outputSchema: x-fluxgit-served marks input arguments only"},
 		{"toolsets unknown name", func(t *testing.T) fstest.MapFS {
 			return tool(mutate(t, "toolsets: [git]", "toolsets: [gitt]"))
 		}, RuleMetaschema, file, "toolsets"},

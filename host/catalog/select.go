@@ -10,7 +10,12 @@ import (
 
 // Toolsets are the toolset names a tool spec may declare (schemas/tool.schema.json
 // lists the same names).
-var Toolsets = []string{"git", "fleet", "restore", "proposals", "presence", "roster"}
+var Toolsets = []string{ToolsetCore, "git", "fleet", "restore", "proposals", "presence", "roster"}
+
+// ToolsetCore is the toolset served when neither toolsets nor tools are
+// chosen (see Default): the tools an agent calls every day, so that the
+// catalog a model reads before its first call stays small.
+const ToolsetCore = "core"
 
 // ToolsetAll selects every tool, whatever its toolsets.
 const ToolsetAll = "all"
@@ -25,6 +30,16 @@ type Selection struct {
 	Tools []string
 	// ReadOnly hides every tool whose readOnlyHint is not true.
 	ReadOnly bool
+	// GatewayOnlyHidden hides every tool whose tier needs FluxGit (fluxgit:
+	// restore points and safety events; fluxgit-write-handshake: write
+	// proposals). Without a gateway address they can only answer that no
+	// gateway is connected, so the default selection leaves them out until
+	// an address is set.
+	GatewayOnlyHidden bool
+	// Unassigned also serves the tools that name no toolset: those of a
+	// provider a person configured with a spec of its own, which they mean
+	// to use (see Default).
+	Unassigned bool
 	// CompactSchemas serves output schemas without the descriptions below
 	// their root, which makes tools/list much smaller.
 	CompactSchemas bool
@@ -76,15 +91,35 @@ func (sel Selection) CheckToolsets() error {
 	return nil
 }
 
+// Default is the selection served when neither toolsets nor tools are
+// chosen: the core toolset, with its FluxGit-only tools (write proposals)
+// only when a gateway address is configured, plus the tools of configured
+// providers that name no toolset.
+func Default(gatewayConfigured bool) Selection {
+	return Selection{Toolsets: []string{ToolsetCore}, GatewayOnlyHidden: !gatewayConfigured, Unassigned: true}
+}
+
+// NeedsGateway reports whether t can only work with FluxGit (or another
+// approval gateway) connected: the fluxgit and fluxgit-write-handshake tiers.
+func (t *Tool) NeedsGateway() bool {
+	return t.Tier == "fluxgit" || t.Tier == "fluxgit-write-handshake"
+}
+
 // Keeps reports whether sel serves t.
 func (sel Selection) Keeps(t *Tool) bool {
 	if sel.ReadOnly && !t.ReadOnly {
+		return false
+	}
+	if sel.GatewayOnlyHidden && t.NeedsGateway() {
 		return false
 	}
 	if len(sel.Tools) > 0 && !slices.Contains(sel.Tools, t.Name) {
 		return false
 	}
 	if len(sel.Toolsets) == 0 || slices.Contains(sel.Toolsets, ToolsetAll) {
+		return true
+	}
+	if sel.Unassigned && len(t.Toolsets) == 0 {
 		return true
 	}
 	for _, s := range t.Toolsets {

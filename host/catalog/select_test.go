@@ -44,8 +44,13 @@ func TestSelection(t *testing.T) {
 		return &Tool{Name: name, ReadOnly: ro, Toolsets: sets, OutputSchema: json.RawMessage(`{"description":"r","properties":{"a":{"description":"x"}}}`)}
 	}
 	catalogOf := func() *Catalog {
-		c := &Catalog{Tools: []*Tool{mk("repo.status", true, "git"), mk("fleet.radar", true, "fleet"),
-			mk("operation.preview.commit", false, "proposals"), mk("operation.status", true, "proposals"), mk("overlay.tool", true)}}
+		c := &Catalog{Tools: []*Tool{mk("repo.status", true, "core", "git"), mk("fleet.radar", true, "fleet"),
+			mk("operation.preview.commit", false, "core", "proposals"), mk("operation.status", true, "proposals"), mk("overlay.tool", true)}}
+		for _, t := range c.Tools {
+			if strings.HasPrefix(t.Name, "operation.") {
+				t.Tier = "fluxgit-write-handshake"
+			}
+		}
 		c.byName = map[string]*Tool{}
 		for _, t := range c.Tools {
 			c.byName[t.Name] = t
@@ -64,6 +69,10 @@ func TestSelection(t *testing.T) {
 		{"read-only", Selection{Toolsets: []string{"proposals", "git"}, ReadOnly: true}, []string{"repo.status", "operation.status"}, ""},
 		{"allow-list", Selection{Tools: []string{"overlay.tool", "fleet.radar"}}, []string{"fleet.radar", "overlay.tool"}, ""},
 		{"allow-list within a set", Selection{Toolsets: []string{"git"}, Tools: []string{"fleet.radar", "repo.status"}}, []string{"repo.status"}, ""},
+		{"default without a gateway: core, no proposals, unassigned tools", Default(false), []string{"repo.status", "overlay.tool"}, ""},
+		{"default with a gateway: core with its proposals", Default(true), []string{"repo.status", "operation.preview.commit", "overlay.tool"}, ""},
+		{"default read-only with a gateway", func() Selection { s := Default(true); s.ReadOnly = true; return s }(), []string{"repo.status", "overlay.tool"}, ""},
+		{"gateway-only tools hidden in any set", Selection{Toolsets: []string{"proposals", "git"}, GatewayOnlyHidden: true}, []string{"repo.status"}, ""},
 		{"unknown toolset", Selection{Toolsets: []string{"gti"}}, nil, `unknown toolset "gti"`},
 		{"unknown tool", Selection{Tools: []string{"repo.stats"}}, nil, "unknown tool repo.stats: known tools are fleet.radar, operation.preview.commit"},
 	} {

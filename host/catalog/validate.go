@@ -127,11 +127,21 @@ func (l *lazySchema) get(url string, raw []byte) (*jsonschema.Schema, any, error
 // A failed check returns a *ValidationError. Any other error means the schema
 // itself is broken (spec lint reports that before release).
 func (t *Tool) ValidateArguments(args any) error {
-	sch, doc, err := t.in.get("mem:///tools/"+url.PathEscape(t.Name)+"/input.json", t.InputSchema)
+	sch, doc, err := t.in.get("mem:///tools/"+url.PathEscape(t.Name)+"/input.json", t.FullInputSchema())
 	if err != nil {
 		return fmt.Errorf("catalog: tool %s: inputSchema: %w", t.Name, err)
 	}
 	return validateWith(sch, doc, args, "arguments")
+}
+
+// FullInputSchema is the input schema of the spec, the one calls are
+// validated against: SpecInputSchema when the served InputSchema leaves
+// informational arguments out, else InputSchema.
+func (t *Tool) FullInputSchema() json.RawMessage {
+	if len(t.SpecInputSchema) > 0 {
+		return t.SpecInputSchema
+	}
+	return t.InputSchema
 }
 
 // ValidatePayload checks a result envelope (the payload the host built

@@ -475,15 +475,18 @@ func runScenario(t testing.TB, sc scenario, sz sizes, work, out string) scenario
 	}
 
 	// The two shapes run side by side on two processes: the calls only read.
+	// Every tool is served: some scenarios call tools outside the default
+	// core toolset (worktree.list, fleet.*).
+	const allTools = "FLUXGIT_TOOLSETS=all"
 	var lean, reference []toolResult
 	var leanErr, refErr error
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		reference, refErr = callAll(b.steps, append(fluxgitEnv(f), resultShapeEnv+"=reference"), rep)
+		reference, refErr = callAll(b.steps, append(fluxgitEnv(f), allTools, resultShapeEnv+"=reference"), rep)
 	}()
-	lean, leanErr = callAll(b.steps, fluxgitEnv(f), rep)
+	lean, leanErr = callAll(b.steps, append(fluxgitEnv(f), allTools), rep)
 	wg.Wait()
 	if leanErr != nil {
 		t.Fatalf("%s: %v", sc.name, leanErr)
