@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -71,7 +72,20 @@ func (p *Provider) repoStatus(ctx context.Context, call *sdk.Call) (any, error) 
 	d.ChangedFiles = int64(ps.count)
 	d.Clean = ps.count == 0
 	d.Truncated = ps.count > len(d.Entries)
-	return d, nil
+	if !resultshape.Lean() {
+		return d, nil
+	}
+	short := ""
+	if d.Detached && d.OID != nil {
+		// Only a detached HEAD needs its id (a branch names the commit
+		// otherwise): git's unique abbreviation, one cheap call.
+		out, err := p.runner.Run(ctx, r.dir, "rev-parse", "--short", *d.OID)
+		if err != nil {
+			return nil, err
+		}
+		short = strings.TrimSpace(string(out))
+	}
+	return leanStatus(d, short), nil
 }
 
 // statusParser consumes porcelain v2 -z fields. Record layouts (fields are

@@ -3,6 +3,7 @@ package gitread
 import (
 	"context"
 
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -61,6 +62,9 @@ func (p *Provider) worktreeChanges(ctx context.Context, call *sdk.Call) (any, er
 	})
 	if err != nil {
 		return nil, err
+	}
+	if resultshape.Lean() {
+		return leanChanges(d), nil
 	}
 	return d, nil
 }
