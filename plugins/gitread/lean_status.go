@@ -94,32 +94,24 @@ func leanStatus(d *StatusData, shortOID string) *LeanStatusData {
 	return l
 }
 
-// LeanChangesData is the lean worktree.changes payload: absent lists are
-// empty, absent counts equal the length of their list.
+// LeanChangesData is the lean worktree.changes payload: every changed
+// path once, in git's order, as in repo.status (the XY code says where the
+// change lives: X in the index, Y in the work tree, "??" untracked). The
+// counts by location are sent only when the list was cut.
 type LeanChangesData struct {
-	Staged         []any `json:"staged,omitempty"`
-	Unstaged       []any `json:"unstaged,omitempty"`
-	Untracked      []any `json:"untracked,omitempty"`
+	Entries        []any `json:"entries,omitempty"`
 	StagedCount    int64 `json:"stagedCount,omitempty"`
 	UnstagedCount  int64 `json:"unstagedCount,omitempty"`
 	UntrackedCount int64 `json:"untrackedCount,omitempty"`
 }
 
-func leanChanges(d *WorktreeChangesData) *LeanChangesData {
-	l := &LeanChangesData{
-		Staged:    leanEntries(d.Staged, leanEntry),
-		Unstaged:  leanEntries(d.Unstaged, leanEntry),
-		Untracked: leanEntries(d.Untracked, leanUntracked),
-	}
-	// A count is sent only where it says more than its list.
-	if d.StagedCount > int64(len(d.Staged)) {
-		l.StagedCount = d.StagedCount
-	}
-	if d.UnstagedCount > int64(len(d.Unstaged)) {
-		l.UnstagedCount = d.UnstagedCount
-	}
-	if d.UntrackedCount > int64(len(d.Untracked)) {
-		l.UntrackedCount = d.UntrackedCount
+// leanChanges converts the counted reference payload, given the entries
+// in git's order (at most maxChangeEntries of them) and how many there
+// were in all.
+func leanChanges(d *WorktreeChangesData, all []StatusEntry, total int64) *LeanChangesData {
+	l := &LeanChangesData{Entries: leanEntries(all, leanEntry)}
+	if total > int64(len(all)) {
+		l.StagedCount, l.UnstagedCount, l.UntrackedCount = d.StagedCount, d.UnstagedCount, d.UntrackedCount
 	}
 	return l
 }

@@ -180,15 +180,26 @@ func TestLeanRepoStatusKeepsFacts(t *testing.T) {
 					t.Fatalf("lean %s: %v", lean, err)
 				}
 				noDefaults(t, lean)
-				want := statusFacts{Branch: deref(r.Branch), Upstream: deref(r.Upstream), Detached: r.Detached, Unborn: r.OID == nil,
-					Ahead: r.Ahead, Behind: r.Behind, Entries: r.Entries, ChangedFiles: r.ChangedFiles}
-				got := statusFacts{Branch: l.Branch, Upstream: l.Upstream, Detached: l.Detached, Unborn: l.Unborn,
-					Ahead: l.Ahead, Behind: l.Behind, Entries: parseLeanEntries(t, l.Entries, false), ChangedFiles: l.ChangedFiles}
-				if l.ChangedFiles == 0 {
-					got.ChangedFiles = int64(len(got.Entries)) // absent: the number listed
-				} else if int(l.ChangedFiles) <= len(l.Entries) {
+				refTracked, refUntracked := splitUntracked(r.Entries)
+				leanTracked, leanUntracked := splitUntracked(parseLeanEntries(t, l.Entries, false))
+				if l.ChangedFiles != 0 && int(l.ChangedFiles) <= len(l.Entries) {
 					t.Errorf("changedFiles %d sent though nothing was cut", l.ChangedFiles)
 				}
+				if !r.Truncated {
+					if l.ChangedFiles != 0 {
+						t.Errorf("changedFiles sent: %s", lean)
+					}
+					coversUntracked(t, refUntracked, leanUntracked)
+				} else if l.ChangedFiles == 0 && len(refTracked) > max {
+					t.Errorf("the cut list does not say its total: %s", lean)
+				}
+				if len(leanTracked) < len(refTracked) {
+					refTracked = refTracked[:len(leanTracked)] // cut at maxEntries
+				}
+				want := statusFacts{Branch: deref(r.Branch), Upstream: deref(r.Upstream), Detached: r.Detached, Unborn: r.OID == nil,
+					Ahead: r.Ahead, Behind: r.Behind, Entries: refTracked}
+				got := statusFacts{Branch: l.Branch, Upstream: l.Upstream, Detached: l.Detached, Unborn: l.Unborn,
+					Ahead: l.Ahead, Behind: l.Behind, Entries: leanTracked}
 				if r.Detached {
 					if l.OID == "" || !strings.HasPrefix(*r.OID, l.OID) || len(l.OID) >= len(*r.OID) {
 						t.Errorf("detached: lean oid %q is not an abbreviation of %s", l.OID, *r.OID)
@@ -213,9 +224,7 @@ func TestLeanWorktreeChangesKeepsFacts(t *testing.T) {
 			var r WorktreeChangesData
 			strictDecode(t, ref, &r)
 			var l struct {
-				Staged         []json.RawMessage `json:"staged"`
-				Unstaged       []json.RawMessage `json:"unstaged"`
-				Untracked      []json.RawMessage `json:"untracked"`
+				Entries        []json.RawMessage `json:"entries"`
 				StagedCount    int64             `json:"stagedCount"`
 				UnstagedCount  int64             `json:"unstagedCount"`
 				UntrackedCount int64             `json:"untrackedCount"`
@@ -226,38 +235,93 @@ func TestLeanWorktreeChangesKeepsFacts(t *testing.T) {
 				t.Fatalf("lean %s: %v", lean, err)
 			}
 			noDefaults(t, lean)
-			count := func(n int64, list []json.RawMessage) int64 {
-				if n == 0 {
-					return int64(len(list))
-				}
-				return n
+			if l.StagedCount+l.UnstagedCount+l.UntrackedCount != 0 {
+				t.Errorf("counts sent though nothing was cut: %s", lean)
 			}
-			got := WorktreeChangesData{Staged: parseLeanEntries(t, l.Staged, false), Unstaged: parseLeanEntries(t, l.Unstaged, false),
-				Untracked: parseLeanEntries(t, l.Untracked, true), StagedCount: count(l.StagedCount, l.Staged),
-				UnstagedCount: count(l.UnstagedCount, l.Unstaged), UntrackedCount: count(l.UntrackedCount, l.Untracked), Truncated: r.Truncated}
-			if !reflect.DeepEqual(got, r) {
+			// The XY code is the split: X in the index, Y in the work tree.
+			got := WorktreeChangesData{Staged: []StatusEntry{}, Unstaged: []StatusEntry{}}
+			tracked, untracked := splitUntracked(parseLeanEntries(t, l.Entries, false))
+			for _, e := range tracked {
+				if e.Status[0] != ' ' {
+					got.Staged = append(got.Staged, e)
+				}
+				if e.Status[1] != ' ' {
+					got.Unstaged = append(got.Unstaged, e)
+				}
+			}
+			if !reflect.DeepEqual(got.Staged, r.Staged) || !reflect.DeepEqual(got.Unstaged, r.Unstaged) {
 				t.Fatalf("lean facts differ:\n got %+v\nwant %+v\nlean %s\n ref %s", got, r, lean, ref)
 			}
+			coversUntracked(t, r.Untracked, untracked)
 		})
 	}
 }
 
-// The cut lists of worktree.changes say their totals.
+// splitUntracked separates the untracked entries from the others.
+func splitUntracked(list []StatusEntry) (tracked, untracked []StatusEntry) {
+	tracked, untracked = []StatusEntry{}, []StatusEntry{}
+	for _, e := range list {
+		if e.Status == "??" {
+			untracked = append(untracked, e)
+		} else {
+			tracked = append(tracked, e)
+		}
+	}
+	return tracked, untracked
+}
+
+// coversUntracked checks the lean untracked entries (git's default mode: a
+// new directory is one "dir/" entry) against the reference's every file.
+func coversUntracked(t *testing.T, ref, lean []StatusEntry) {
+	t.Helper()
+	covered := func(p string) bool {
+		for _, e := range lean {
+			q := rawPath(e)
+			if q == p || strings.HasSuffix(q, "/") && strings.HasPrefix(p, q) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, e := range ref {
+		if !covered(rawPath(e)) {
+			t.Errorf("untracked %q is not in the lean entries %+v", e.Path, lean)
+		}
+	}
+	for _, e := range lean {
+		q, found := rawPath(e), false
+		for _, f := range ref {
+			found = found || rawPath(f) == q || strings.HasSuffix(q, "/") && strings.HasPrefix(rawPath(f), q)
+		}
+		if !found {
+			t.Errorf("lean untracked %q is not in the reference %+v", e.Path, ref)
+		}
+	}
+}
+
+// The cut list of worktree.changes says the totals by location.
 func TestLeanWorktreeChangesTruncated(t *testing.T) {
 	repo := newRepo(t)
+	write(t, repo, "a.txt", "edited\n")
 	for i := 0; i < maxChangeEntries+5; i++ {
-		write(t, repo, "u/"+strings.Repeat("x", 1+i%7)+string(rune('a'+i%26))+"/"+itoa(i), "x\n")
+		write(t, repo, "u"+itoa(i), "x\n")
 	}
+	write(t, repo, "newdir/x/y.txt", "x\n")
 	_, lean := callBoth(t, "worktree.changes", map[string]any{"repoPath": repo})
 	var l struct {
-		Untracked      []string `json:"untracked"`
+		Entries        []string `json:"entries"`
+		UnstagedCount  int64    `json:"unstagedCount"`
 		UntrackedCount int64    `json:"untrackedCount"`
+		StagedCount    int64    `json:"stagedCount"`
 	}
 	if err := json.Unmarshal([]byte(lean), &l); err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Untracked) != maxChangeEntries || l.UntrackedCount != maxChangeEntries+5 {
-		t.Fatalf("%d listed, untrackedCount %d", len(l.Untracked), l.UntrackedCount)
+	if len(l.Entries) != maxChangeEntries || l.UntrackedCount != maxChangeEntries+6 || l.UnstagedCount != 1 || l.StagedCount != 0 {
+		t.Fatalf("%d listed, counts %+v", len(l.Entries), l)
+	}
+	if l.Entries[0] != " M a.txt" {
+		t.Fatalf("entries not in git's order: %v", l.Entries[:3])
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fluxgit/fluxgit/internal/resultshape"
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -48,7 +49,13 @@ func (p *Provider) worktreeChanges(ctx context.Context, call *sdk.Call) (any, er
 			d.Truncated = true
 		}
 	}
-	_, err = p.scanStatus(ctx, call, r, false, "", func(e StatusEntry) {
+	lean := resultshape.Lean()
+	var all []StatusEntry // lean: every entry once, in git's order
+	var total int64
+	_, err = p.scanStatusArgs(ctx, call, r, statusArgvFor(lean), gitexec.Tuning{}, false, "", func(e StatusEntry) {
+		if total++; lean && len(all) < maxChangeEntries {
+			all = append(all, e)
+		}
 		if e.Status == "??" {
 			add(&d.Untracked, &d.UntrackedCount, e)
 			return
@@ -63,8 +70,8 @@ func (p *Provider) worktreeChanges(ctx context.Context, call *sdk.Call) (any, er
 	if err != nil {
 		return nil, err
 	}
-	if resultshape.Lean() {
-		return leanChanges(d), nil
+	if lean {
+		return leanChanges(d, all, total), nil
 	}
 	return d, nil
 }
