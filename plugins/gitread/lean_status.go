@@ -206,13 +206,13 @@ func leanBrief(d *BriefData, nCommits int) *LeanBriefData {
 func leanBriefHints(tree BriefTree, head *statusHead, subsNeedAttention bool) []string {
 	var hints []string
 	if tree.Conflicted > 0 {
-		hints = append(hints, "Read the conflicts with conflict.read first.")
+		hints = append(hints, "Use conflict.read.")
 	}
 	if head.Behind > 0 && tree.Conflicted == 0 {
-		hints = append(hints, "Check repo.conflictPreflight before merging or rebasing.")
+		hints = append(hints, "Run repo.conflictPreflight before merging or rebasing.")
 	}
 	if subsNeedAttention {
-		hints = append(hints, "See submodule.status.")
+		hints = append(hints, "Use submodule.status.")
 	}
 	return hints
 }
