@@ -204,3 +204,32 @@ func TestLeanStatusToolsCostLikeRawGit(t *testing.T) {
 		})
 	}
 }
+
+// With FLUXGIT_MCP_RESULT_SHAPE=reference the three tools answer in the
+// reference's full shapes, which the host validates against their
+// referenceOutputSchema.
+func TestStatusToolsReferenceShape(t *testing.T) {
+	repo := busyRepo(t)
+	s := startServer(t, append(baseEnv(t), "FLUXGIT_MCP_RESULT_SHAPE=reference"))
+	defer s.stop()
+	initialize(t, s)
+	args := map[string]any{"repoPath": repo}
+	for i, tc := range []struct {
+		tool string
+		keys []string
+	}{
+		{"repo.status", []string{"branch", "detached", "oid", "upstream", "ahead", "behind", "clean", "changedFiles", "entries", "truncated"}},
+		{"worktree.changes", []string{"staged", "unstaged", "untracked", "stagedCount", "unstagedCount", "untrackedCount", "truncated"}},
+		{"repo.brief", []string{"head", "operationInProgress", "workingTree", "stashes", "submodules", "recentCommits", "conventions", "hints", "truncated"}},
+	} {
+		text, data := callText(t, s, i+2, tc.tool, args)
+		for _, k := range tc.keys {
+			if _, ok := data[k]; !ok {
+				t.Errorf("%s: reference data lacks %s: %s", tc.tool, k, text)
+			}
+		}
+		if len(data) != len(tc.keys) {
+			t.Errorf("%s: reference data has %d fields, want %d: %s", tc.tool, len(data), len(tc.keys), text)
+		}
+	}
+}
