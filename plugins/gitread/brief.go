@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -228,13 +229,20 @@ func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
 		d.Hints = []string{}
 	}
 
-	fitBrief(d, commits, attention, int(nCommits))
-	return d, nil
+	if !resultshape.Lean() {
+		fitBrief(d, commits, attention, int(nCommits), func(d *BriefData) int { return jsonLen(d) })
+		return d, nil
+	}
+	// Lean: hints that only name the next tool, and the budget applied to
+	// the lean form (which is what is sent).
+	d.Hints = leanBriefHints(tree, head, len(attention) > 0 || subs.capped)
+	fitBrief(d, commits, attention, int(nCommits), func(d *BriefData) int { return jsonLen(leanBrief(d, len(commits))) })
+	return leanBrief(d, len(commits)), nil
 }
 
 // fitBrief fills the lists and shortens names until the serialized data
 // is under the budget, trying the most generous level first.
-func fitBrief(d *BriefData, commits []ShortCommit, attention []BriefSubmodule, nCommits int) {
+func fitBrief(d *BriefData, commits []ShortCommit, attention []BriefSubmodule, nCommits int, size func(*BriefData) int) {
 	type level struct{ commits, subject, attention, name int }
 	levels := []level{
 		{nCommits, 72, 10, 120},
@@ -279,7 +287,7 @@ func fitBrief(d *BriefData, commits []ShortCommit, attention []BriefSubmodule, n
 		}
 		d.Submodules.AttentionTruncated = orig.Submodules.AttentionTruncated || len(attention) > lv.attention
 		d.Truncated = cut
-		if jsonLen(d) < briefBudget {
+		if size(d) < briefBudget {
 			return
 		}
 	}

@@ -78,6 +78,7 @@ func TestRepoBrief(t *testing.T) {
 // full of characters JSON escapes, thousands of changes, many submodules
 // needing attention) stays under the character budget.
 func TestRepoBriefBudget(t *testing.T) {
+	referenceShape(t) // asserts the reference shape
 	repo := newRepo(t)
 	long := strings.Repeat("<&>", 300)
 	for i := 0; i < 20; i++ {
@@ -144,6 +145,7 @@ func benchRepo(b *testing.B) string {
 // BenchmarkRepoBrief measures one repo.brief call on the large repository
 // and reports the size of its data.
 func BenchmarkRepoBrief(b *testing.B) {
+	referenceShape(b)
 	repo := benchRepo(b)
 	p := New()
 	raw := []byte(`{"repoPath":` + strconv.Quote(repo) + `}`)

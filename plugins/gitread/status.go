@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -50,6 +51,19 @@ type StatusData struct {
 // headers (oid, upstream, ahead/behind) in the same pass.
 var statusArgv = []string{"status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all"}
 
+// leanStatusArgv is statusArgv with git's default untracked mode, for the
+// lean shape: a new directory is one entry ("?? dir/"), as git status -sb
+// shows it, instead of every file in it.
+var leanStatusArgv = []string{"status", "--porcelain=v2", "-z", "--branch", "--untracked-files=normal"}
+
+// statusArgvFor is the status argv of the result shape in effect.
+func statusArgvFor(lean bool) []string {
+	if lean {
+		return leanStatusArgv
+	}
+	return statusArgv
+}
+
 func (p *Provider) repoStatus(ctx context.Context, call *sdk.Call) (any, error) {
 	var a statusArgs
 	if err := decode(call, &a); err != nil {
@@ -63,15 +77,29 @@ func (p *Provider) repoStatus(ctx context.Context, call *sdk.Call) (any, error) 
 	if err != nil {
 		return nil, err
 	}
+	lean := resultshape.Lean()
 	ps := &statusParser{max: int(maxEntries), data: StatusData{Entries: []StatusEntry{}}}
-	if err := p.statusInto(ctx, call, r, ps, statusArgv...); err != nil {
+	if err := p.statusInto(ctx, call, r, ps, statusArgvFor(lean)...); err != nil {
 		return nil, err
 	}
 	d := &ps.data
 	d.ChangedFiles = int64(ps.count)
 	d.Clean = ps.count == 0
 	d.Truncated = ps.count > len(d.Entries)
-	return d, nil
+	if !lean {
+		return d, nil
+	}
+	short := ""
+	if d.Detached && d.OID != nil {
+		// Only a detached HEAD needs its id (a branch names the commit
+		// otherwise): git's unique abbreviation, one cheap call.
+		out, err := p.runner.Run(ctx, r.dir, "rev-parse", "--short", *d.OID)
+		if err != nil {
+			return nil, err
+		}
+		short = strings.TrimSpace(string(out))
+	}
+	return leanStatus(d, short), nil
 }
 
 // statusParser consumes porcelain v2 -z fields. Record layouts (fields are

@@ -20,6 +20,7 @@ var oddNames = []string{
 }
 
 func TestRepoStatus(t *testing.T) {
+	referenceShape(t) // asserts the reference shape
 	tests := []struct {
 		name  string
 		setup func(t *testing.T) string

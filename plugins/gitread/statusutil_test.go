@@ -49,6 +49,7 @@ func conflictRepo(t *testing.T, op string) string {
 
 // decodeData calls a tool and decodes the data into a generic map too.
 func briefOf(t *testing.T, repo string) (BriefData, string) {
+	referenceShape(t) // asserts the reference shape
 	t.Helper()
 	var d BriefData
 	raw := mustOK(t, "repo.brief", map[string]any{"repoPath": repo}, &d)
@@ -155,6 +156,7 @@ func TestIssue3NotARepository(t *testing.T) {
 }
 
 func TestStatusScanOddNames(t *testing.T) {
+	referenceShape(t) // asserts the reference shape
 	repo := newRepo(t)
 	for _, n := range oddNames {
 		write(t, repo, n, "x\n")

@@ -33,6 +33,7 @@ func referenceEntries(t *testing.T, repo, untracked string) []StatusEntry {
 // recursion says, for work-tree changes at depth 1 and 2, untracked
 // content, and a gitlink that is also staged or at new commits.
 func TestDirtySubmodulesMatchGit(t *testing.T) {
+	referenceShape(t) // asserts the reference shape
 	cases := map[string]func(t *testing.T, top string){
 		"clean submodules":            func(t *testing.T, top string) {},
 		"modified file in submodule":  func(t *testing.T, top string) { write(t, top, "modA/a.txt", "changed\n") },

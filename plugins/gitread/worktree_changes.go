@@ -3,6 +3,8 @@ package gitread
 import (
 	"context"
 
+	"github.com/fluxgit/fluxgit/internal/resultshape"
+	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -47,7 +49,13 @@ func (p *Provider) worktreeChanges(ctx context.Context, call *sdk.Call) (any, er
 			d.Truncated = true
 		}
 	}
-	_, err = p.scanStatus(ctx, call, r, false, "", func(e StatusEntry) {
+	lean := resultshape.Lean()
+	var all []StatusEntry // lean: every entry once, in git's order
+	var total int64
+	_, err = p.scanStatusArgs(ctx, call, r, statusArgvFor(lean), gitexec.Tuning{}, false, "", func(e StatusEntry) {
+		if total++; lean && len(all) < maxChangeEntries {
+			all = append(all, e)
+		}
 		if e.Status == "??" {
 			add(&d.Untracked, &d.UntrackedCount, e)
 			return
@@ -61,6 +69,9 @@ func (p *Provider) worktreeChanges(ctx context.Context, call *sdk.Call) (any, er
 	})
 	if err != nil {
 		return nil, err
+	}
+	if lean {
+		return leanChanges(d, all, total), nil
 	}
 	return d, nil
 }

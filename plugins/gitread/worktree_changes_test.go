@@ -9,6 +9,7 @@ import (
 )
 
 func TestWorktreeChanges(t *testing.T) {
+	referenceShape(t) // asserts the reference shape
 	repo := newRepo(t)
 	write(t, repo, "b.txt", "b\n")
 	write(t, repo, "old.txt", "rename me, long enough to be detected as such\n")
