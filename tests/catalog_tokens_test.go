@@ -30,7 +30,7 @@ var (
 )
 
 // o200kTokens counts s in o200k_base tokens.
-func o200kTokens(t *testing.T, s string) int {
+func o200kTokens(t testing.TB, s string) int {
 	t.Helper()
 	o200kOnce.Do(func() { o200k, o200kError = tokenizer.Get(tokenizer.O200kBase) })
 	if o200kError != nil {

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/tiktoken-go/tokenizer"
 )
 
 // busyRepo builds the issue-23 busy work tree: a feature branch two commits
@@ -89,22 +87,11 @@ func busyRepo(t testing.TB) string {
 	return dir
 }
 
-var o200k tokenizer.Codec
-
+// countTokens counts s in o200k_base tokens (the tokenizer of
+// catalog_tokens_test.go).
 func countTokens(t testing.TB, s string) int {
 	t.Helper()
-	if o200k == nil {
-		c, err := tokenizer.Get(tokenizer.O200kBase)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o200k = c
-	}
-	ids, _, err := o200k.Encode(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ids)
+	return o200kTokens(t, s)
 }
 
 // leanEnvelope is the compact JSON the model receives once the host sends
