@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 )
 
 // diff.text's views and summary modes through the real binary, on the
@@ -12,7 +14,9 @@ import (
 // README.md edit, src/app.go changed by v1.0.0).
 func TestDiffTextModesThroughTheBinary(t *testing.T) {
 	repo := fixtureRepo(t)
-	s := startServer(t, append(baseEnv(t), "FLUXGIT_GATEWAY_ADDR=127.0.0.1:9", "FLUXGIT_MCP_AUDIT_DISABLED=1"))
+	// The modes' answers are checked in the reference shape (echoed mode,
+	// totalsExact:true); the lean one is TestLeanHistoryToolsCostAtMostRawGit's.
+	s := startServer(t, append(baseEnv(t), "FLUXGIT_GATEWAY_ADDR=127.0.0.1:9", "FLUXGIT_MCP_AUDIT_DISABLED=1", resultshape.Env+"=reference"))
 	initialize(t, s)
 	for i, tc := range []struct {
 		name     string

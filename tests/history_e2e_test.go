@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 )
 
 // histPayloadData decodes a successful tool result's data into out.
@@ -46,7 +48,9 @@ func histSubjects(cs []histCommit) []string {
 // the standard fixture through the real server.
 func TestHistoryToolsThroughTheBinary(t *testing.T) {
 	repo := fixtureRepo(t)
-	s := startServer(t, append(baseEnv(t), "FLUXGIT_MCP_AUDIT_DISABLED=1"))
+	// The filters' answers are read from the reference shape (commit
+	// objects with subject); the lean rows are TestLeanHistoryToolsCostAtMostRawGit's.
+	s := startServer(t, append(baseEnv(t), "FLUXGIT_MCP_AUDIT_DISABLED=1", resultshape.Env+"=reference"))
 	initialize(t, s)
 	id := 0
 	call := func(tool string, args map[string]any) response {
