@@ -214,8 +214,8 @@ func TestLeanHistoryToolsCostAtMostRawGit(t *testing.T) {
 				if d["commit"] != headID || strings.Join(lhStrings(d["parents"]), " ") != parent {
 					t.Errorf("commit %v parents %v, want %s %s", d["commit"], d["parents"], headID, parent)
 				}
-				if d["author"] != "Ada Lovelace <ada@example.com>" || !strings.HasPrefix(fmt.Sprint(d["date"]), "2026-01-01T") {
-					t.Errorf("author %v date %v", d["author"], d["date"])
+				if d["author"] != "Ada Lovelace <ada@example.com>" || !strings.HasPrefix(fmt.Sprint(d["time"]), "2026-01-01T") {
+					t.Errorf("author %v time %v", d["author"], d["time"])
 				}
 				if !strings.Contains(fmt.Sprint(d["message"]), "Refs: SHOP-204") {
 					t.Errorf("message %q", d["message"])

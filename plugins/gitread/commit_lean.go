@@ -19,13 +19,13 @@ const leanShowFormat = "--pretty=format:%H%x1f%p%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%
 
 // LeanCommitData is commit.details' lean payload: one flat object with
 // the commit's full id, short parents, author "Name <email>", the author
-// date, the message and the changed files as name-status lines
+// date (time), the message and the changed files as name-status lines
 // ("M path", "R087 old -> new"). Empty fields are left out.
 type LeanCommitData struct {
 	Commit       string   `json:"commit"`
 	Parents      []string `json:"parents,omitempty"`
 	Author       string   `json:"author"`
-	Date         string   `json:"date"`
+	Time         string   `json:"time"`
 	Message      string   `json:"message,omitempty"`
 	Files        []string `json:"files,omitempty"`
 	FilesOmitted int      `json:"filesOmitted,omitempty"`
@@ -49,7 +49,7 @@ func (p *Provider) leanCommitDetails(ctx context.Context, r *repo, oid string) (
 				return &failure{gitexec.Command(r.dir, showArgs...), "unexpected git show output"}
 			}
 			d.Commit, d.Parents, fullParents = f[0], strings.Fields(f[1]), strings.Fields(f[2])
-			d.Author, d.Date = f[3]+" <"+f[4]+">", f[5]
+			d.Author, d.Time = f[3]+" <"+f[4]+">", f[5]
 			d.Message = strings.TrimRight(f[6], " \t\r\n\x00")
 			return nil
 		},
