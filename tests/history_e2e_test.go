@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/fluxgit/fluxgit/internal/resultshape"
 )
 
 // histPayloadData decodes a successful tool result's data into out.
@@ -48,9 +46,7 @@ func histSubjects(cs []histCommit) []string {
 // the standard fixture through the real server.
 func TestHistoryToolsThroughTheBinary(t *testing.T) {
 	repo := fixtureRepo(t)
-	// The filters' answers are read from the reference shape (commit
-	// objects with subject); the lean rows are TestLeanHistoryToolsCostAtMostRawGit's.
-	s := startServer(t, append(baseEnv(t), "FLUXGIT_MCP_AUDIT_DISABLED=1", resultshape.Env+"=reference"))
+	s := startServer(t, append(baseEnv(t), "FLUXGIT_MCP_AUDIT_DISABLED=1"))
 	initialize(t, s)
 	id := 0
 	call := func(tool string, args map[string]any) response {
@@ -69,11 +65,17 @@ func TestHistoryToolsThroughTheBinary(t *testing.T) {
 		{"path and grep", map[string]any{"paths": []string{"src/app.go"}, "grep": "FIX"}, []string{"fix(app): correct the answer"}},
 		{"author and date window", map[string]any{"author": "lovelace", "since": "2026-01-02", "until": "2026-01-02T03:04:05Z", "merges": "exclude", "firstParent": true, "limit": 1}, []string{"docs: add notes"}},
 	} {
+		// Lean rows: "<short id> <subject>".
 		var d struct {
-			Commits []histCommit `json:"commits"`
+			Commits []string `json:"commits"`
 		}
 		histPayloadData(t, call("repo.history", tt.args), &d)
-		if got := histSubjects(d.Commits); !reflect.DeepEqual(got, tt.want) {
+		got := []string{}
+		for _, row := range d.Commits {
+			_, subject, _ := strings.Cut(row, " ")
+			got = append(got, subject)
+		}
+		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("repo.history %s: %q, want %q", tt.name, got, tt.want)
 		}
 	}
