@@ -212,8 +212,9 @@ func TestValidateArgumentsInputForms(t *testing.T) {
 
 func TestValidatePayload(t *testing.T) {
 	c := mustLoad(t)
+	// repo.refs and commit.details in their lean data shapes (outputSchema).
 	ok := `{"tool":"repo.refs","readOnly":true,"tier":"free","source":"local-git","repoPath":"/r",
-		"data":{"head":"main","detached":false,"branches":["main"],"tags":[],"remotes":[],"stashes":[],"truncated":false}}`
+		"data":{"head":"main","branches":["main"],"tags":["v1"]}}`
 	tests := []struct {
 		tool, payload, want string
 	}{
@@ -223,16 +224,16 @@ func TestValidatePayload(t *testing.T) {
 		{"repo.refs", `{"readOnly":true,"error":{"code":1,"message":"x"}}`, "payload.tool is required"},
 		{"repo.refs", `{"tool":"repo.refs","readOnly":false,"error":{"code":1,"message":"x"}}`, "payload.readOnly must be true"},
 		{"repo.refs", `{"tool":"repo.refs","readOnly":true,"error":{"code":"E1","message":"x"}}`, "payload.error.code must be of type integer, got string"},
-		{"repo.refs", strings.Replace(ok, `"tags":[]`, `"tags":[7]`, 1), "payload.data.tags[0] must be of type string, got integer"},
+		{"repo.refs", strings.Replace(ok, `"tags":["v1"]`, `"tags":[7]`, 1), "payload.data.tags[0] must be of type string, got integer"},
 		{"repo.refs", strings.Replace(ok, `"head":"main",`, ``, 1), "payload.data.head is required"},
 		{"repo.refs", strings.Replace(ok, `"tier":"free"`, `"tier":"hybrid"`, 1), `payload.tier must be "free"`},
 		{"repo.refs", strings.Replace(ok, `"data":`, `"error":{"code":1,"message":"x"},"data":`, 1), "payload.data is not allowed here"},
 		{"repo.status", `{"tool":"repo.status","readOnly":true,"source":"local-git","repoPath":"/r","data":{"branch":null,"detached":true,
 			"oid":null,"upstream":null,"ahead":0,"behind":0,"clean":false,"changedFiles":1,"entries":[{"status":"M","path":"a"}],"truncated":false}}`,
 			"payload.data.entries[0].status must be at least 2 characters long"},
-		{"commit.details", `{"tool":"commit.details","readOnly":true,"source":"local-git","repoPath":"/r","data":{"commit":{"hash":"xyz","shortHash":"abcd",
-			"authorName":"a","authorEmail":"e","authorTime":1,"parents":[],"message":"m"},"files":[],"truncated":false}}`,
-			"payload.data.commit.hash must match the pattern ^([0-9a-f]{40}|[0-9a-f]{64})$"},
+		{"commit.details", `{"tool":"commit.details","readOnly":true,"source":"local-git","repoPath":"/r","data":{"commit":"xyz",
+			"author":"a <e>","time":"2026-01-01T00:00:00+00:00","message":"m"}}`,
+			"payload.data.commit must match the pattern ^([0-9a-f]{40}|[0-9a-f]{64})$"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+" "+truncate(tt.payload), func(t *testing.T) {

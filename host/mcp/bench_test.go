@@ -41,7 +41,7 @@ func BenchmarkToolsCallHostOnly(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	data := `{"commits":[{"hash":"b76762b8a3d88bf4c2e065e3716e9d0408ef08b3","shortHash":"b76762b","authorName":"Ada","authorEmail":"ada@example.com","authorTime":1767323045,"subject":"docs: add notes"}],"nextCursor":null}`
+	data := `{"commits":["b76762b docs: add notes"]}` // repo.history's lean shape
 	s := New(Options{Catalog: cat, Providers: fixedDispatcher{&wire.Result{Source: "local-git", Data: json.RawMessage(data)}}, Name: "fluxgit", Version: "bench"})
 	p := params{"name": json.RawMessage(`"repo.history"`), "arguments": json.RawMessage(`{"repoPath":"/tmp","limit":1}`)}
 	g := generation{version: V20251125}

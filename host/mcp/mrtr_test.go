@@ -29,7 +29,7 @@ func (d *askingDispatcher) CallTool(ctx context.Context, _ string, c *wire.Call,
 		if a.Failure != nil {
 			return nil, a.Failure
 		}
-		return &wire.Result{Source: "local-git", Data: json.RawMessage(`{"commits":[],"nextCursor":null}`)}, nil
+		return &wire.Result{Source: "local-git", Data: json.RawMessage(`{"commits":[]}`)}, nil
 	case <-ctx.Done():
 		d.end(ctx.Err())
 		return nil, ctx.Err()

@@ -44,7 +44,7 @@ func TestPresenceRecordsReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	toolErr := &wire.Result{Source: "local-git", Error: &wire.ToolError{Code: 10010, Message: "Local git fallback failed", Data: json.RawMessage(`{"command":["git"],"details":"x"}`)}}
-	ok := &wire.Result{Source: "local-git", Data: json.RawMessage(`{"commits":[],"nextCursor":null}`)}
+	ok := &wire.Result{Source: "local-git", Data: json.RawMessage(`{"commits":[]}`)}
 	tests := []struct {
 		name   string
 		res    *wire.Result
@@ -88,7 +88,7 @@ func TestPresenceVersionFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	pres := &memPresence{}
-	s := New(Options{Catalog: cat, Providers: fixedDispatcher{&wire.Result{Source: "local-git", Data: json.RawMessage(`{"commits":[],"nextCursor":null}`)}},
+	s := New(Options{Catalog: cat, Providers: fixedDispatcher{&wire.Result{Source: "local-git", Data: json.RawMessage(`{"commits":[]}`)}},
 		Presence: pres}).NewSession()
 	initializeAs(t, s, V20251125, map[string]any{"name": "gemini", "version": "7.1"})
 	meta := map[string]any{

@@ -130,7 +130,7 @@ func (progressDispatcher) CallTool(_ context.Context, _ string, _ *wire.Call, _ 
 		events(wire.Event{Progress: &wire.Progress{Progress: p, Total: &total, Message: "m"}}, nil)
 	}
 	events(wire.Event{Log: &wire.Log{Level: "info", Data: json.RawMessage(`"hello"`)}}, nil)
-	return &wire.Result{Source: "local-git", Data: json.RawMessage(`{"commits":[],"nextCursor":null}`)}, nil
+	return &wire.Result{Source: "local-git", Data: json.RawMessage(`{"commits":[]}`)}, nil
 }
 
 // Progress reaches the client only for a request with a token, only

@@ -31,7 +31,7 @@ func (d *recordingDispatcher) CallTool(_ context.Context, _ string, c *wire.Call
 	if strings.Contains(string(c.Arguments), "bad-ref") {
 		return nil, &wire.Failure{Kind: wire.KindInvalidArgument, Message: "Invalid params", Details: "arguments.commit names no commit the provider accepts"}
 	}
-	return &wire.Result{Source: "local-git", Data: json.RawMessage(`{"commits":[],"nextCursor":null}`)}, nil
+	return &wire.Result{Source: "local-git", Data: json.RawMessage(`{"commits":[]}`)}, nil
 }
 
 func (d *recordingDispatcher) lastClient() string {

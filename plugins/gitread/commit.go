@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -66,8 +67,11 @@ func (p *Provider) commitDetails(ctx context.Context, call *sdk.Call) (any, erro
 		return nil, err
 	}
 
+	if resultshape.Lean() {
+		return p.leanCommitDetails(ctx, r, oid)
+	}
 	d := &CommitData{}
-	var files fileList
+	files := fileList{max: maxCommitFiles}
 	showArgs := []string{"show", "-s", "-z", showFormat, oid}
 	// --root shows a root commit's files as added. For a merge this plain
 	// form prints nothing (it would need a combined diff), so the merge is
@@ -103,7 +107,7 @@ func (p *Provider) commitDetails(ctx context.Context, call *sdk.Call) (any, erro
 		d.Commit.Parents = []string{}
 	}
 	if len(d.Commit.Parents) > 1 {
-		files = fileList{}
+		files = fileList{max: maxCommitFiles}
 		args := []string{"diff-tree", "--no-commit-id", "--name-status", "-r", "-z", d.Commit.Parents[0], oid}
 		if err := p.diffTree(ctx, r, &files, args); err != nil {
 			return nil, err
@@ -120,9 +124,17 @@ func (p *Provider) commitDetails(ctx context.Context, call *sdk.Call) (any, erro
 // fileList collects diff-tree -z --name-status records: a status field,
 // then one path, or two (source, destination) for renames and copies.
 type fileList struct {
-	items   []CommitFile
+	// max caps the records kept.
+	max   int
+	items []CommitFile
+	// lean keeps records as name-status lines instead of items, the
+	// source of a rename or copy included, and counts every record past
+	// max instead of stopping git there.
+	lean    bool
+	lines   []string
 	count   int
 	status  string
+	src     []byte
 	pending int // paths still expected for the current record
 }
 
@@ -133,6 +145,9 @@ func (p *Provider) diffTree(ctx context.Context, r *repo, l *fileList, args []st
 				return nil
 			}
 			l.status = string(f[:1])
+			if l.lean {
+				l.status = string(f) // with the similarity score: R087
+			}
 			l.pending = 1
 			if f[0] == 'R' || f[0] == 'C' {
 				l.pending = 2
@@ -141,10 +156,25 @@ func (p *Provider) diffTree(ctx context.Context, r *repo, l *fileList, args []st
 		}
 		l.pending--
 		if l.pending > 0 {
-			return nil // rename/copy source; the destination is reported
+			// rename/copy source; the reference reports the destination only
+			if l.lean {
+				l.src = append(l.src[:0], f...)
+			}
+			return nil
 		}
 		l.count++
-		if len(l.items) < maxCommitFiles {
+		if l.lean {
+			if len(l.lines) < l.max {
+				line := l.status + " "
+				if len(l.src) > 0 {
+					line += quotePath(l.src) + " -> "
+					l.src = l.src[:0]
+				}
+				l.lines = append(l.lines, line+quotePath(f))
+			}
+			return nil
+		}
+		if len(l.items) < l.max {
 			cf := CommitFile{Status: l.status}
 			cf.Path, cf.PathBase64 = pathText(f)
 			l.items = append(l.items, cf)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -227,6 +228,9 @@ func (p *Provider) diffText(ctx context.Context, call *sdk.Call) (any, error) {
 		return nil, err
 	}
 	text := truncateDiff(c.Output, maxLines, maxBytes)
+	if resultshape.Lean() {
+		return leanDiff(text, c), nil
+	}
 	d := &DiffData{
 		Format: "text", Mode: mode, Base: base, Head: head, Staged: staged,
 		Diff:       string(text),
@@ -429,4 +433,29 @@ func indexOf(list []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// LeanDiffData is diff.text's lean payload: the diff and, only when it
+// was cut, the totals of what git produced. The arguments are not echoed.
+// TotalsExact is present, as false, exactly when the totals are lower
+// bounds (git was stopped at the budget; CONTRACT §10).
+type LeanDiffData struct {
+	Diff        string `json:"diff"`
+	Truncated   bool   `json:"truncated,omitempty"`
+	TotalBytes  int64  `json:"totalBytes,omitempty"`
+	TotalLines  int64  `json:"totalLines,omitempty"`
+	TotalsExact *bool  `json:"totalsExact,omitempty"`
+}
+
+func leanDiff(text []byte, c *gitexec.Captured) *LeanDiffData {
+	d := &LeanDiffData{Diff: string(text)}
+	if c.Cut || int64(len(text)) < c.TotalBytes {
+		// Uncut, the totals are the diff's own size: nothing to add.
+		d.Truncated, d.TotalBytes, d.TotalLines = true, c.TotalBytes, c.TotalLines
+		if c.Cut {
+			exact := false
+			d.TotalsExact = &exact
+		}
+	}
+	return d
 }

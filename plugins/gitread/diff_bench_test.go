@@ -20,6 +20,7 @@ import (
 // comparison. readMB is what the provider read from git, diffMB the size of
 // the whole diff.
 func BenchmarkDiffTextBudget(b *testing.B) {
+	referenceShape(b) // the reference shape; the lean one: lean_shapes_test.go
 	for _, mb := range []int{1, 10, 50} {
 		repo := diffBenchRepo(b, mb<<20)
 		full := diffBenchSize(b, repo)

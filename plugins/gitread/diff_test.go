@@ -62,6 +62,7 @@ func diffFixture(t *testing.T) string {
 // TestDiffTextKnownAnswers drives every new argument of diff.text against
 // diffFixture and compares with answers worked out by hand.
 func TestDiffTextKnownAnswers(t *testing.T) {
+	referenceShape(t) // the reference shape; the lean one: lean_shapes_test.go
 	repo := diffFixture(t)
 	r01 := map[string]any{"base": "HEAD~2", "head": "HEAD~1"}
 	with := func(m map[string]any, kv ...any) map[string]any {
@@ -161,6 +162,7 @@ func TestDiffTextKnownAnswers(t *testing.T) {
 // the same prefix an exactTotals call returns; the totals are exact when the
 // diff fits and lower bounds, flagged, when git was stopped at the budget.
 func TestDiffTextExactTotalsFalse(t *testing.T) {
+	referenceShape(t) // the reference shape; the lean one: lean_shapes_test.go
 	repo := diffFixture(t)
 	var lines []string
 	for i := range 3000 {

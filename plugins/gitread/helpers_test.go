@@ -14,8 +14,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
+
+// referenceShape selects the reference's full result shapes
+// (FLUXGIT_MCP_RESULT_SHAPE=reference) for the rest of this test.
+func referenceShape(t testing.TB) { t.Setenv(resultshape.Env, "reference") }
 
 // authorTime is the fixed author date of every test commit.
 const authorTime = 1700000000

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -27,6 +28,8 @@ type historyArgs struct {
 	Grep        *string      `json:"grep"`
 	FirstParent bool         `json:"firstParent"`
 	Merges      *string      `json:"merges"`
+	// Fields asks the lean shape for more than id and subject per commit.
+	Fields []string `json:"fields"`
 }
 
 // historyFilter is repo.history's validated selection, rendered as git log
@@ -140,7 +143,18 @@ func (p *Provider) repoHistory(ctx context.Context, call *sdk.Call) (any, error)
 	if err := decode(call, &a); err != nil {
 		return nil, err
 	}
-	limit, err := intArg("limit", a.Limit, 50, 1, 200)
+	lean := resultshape.Lean()
+	// The reference pages 50 commits by default; the lean default is what
+	// an agent reads before it narrows (CONTRACT §3).
+	defLimit := int64(50)
+	if lean {
+		defLimit = leanHistoryLimit
+	}
+	limit, err := intArg("limit", a.Limit, defLimit, 1, 200)
+	if err != nil {
+		return nil, err
+	}
+	fields, err := parseHistoryFields(a.Fields)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +190,11 @@ func (p *Provider) repoHistory(ctx context.Context, call *sdk.Call) (any, error)
 		rng = &rr
 	}
 
-	args := []string{"log", "-z", logFormat, "-n" + strconv.FormatInt(limit, 10), "--skip=" + strconv.FormatInt(skip, 10)}
+	format := logFormat
+	if lean {
+		format = leanLogFormat
+	}
+	args := []string{"log", "-z", format, "-n" + strconv.FormatInt(limit, 10), "--skip=" + strconv.FormatInt(skip, 10)}
 	args = append(args, filter.args()...)
 	if rng != nil {
 		args = append(append(args, "--end-of-options"), rng.args()...)
@@ -193,9 +211,15 @@ func (p *Provider) repoHistory(ctx context.Context, call *sdk.Call) (any, error)
 		// history, not an error. Confirm it rather than guess from stderr.
 		// With an explicit rev the revision resolved, so HEAD does not matter.
 		if empty, cerr := p.headIsUnborn(ctx, r); rng == nil && cerr == nil && empty {
+			if lean {
+				return &LeanHistoryData{Commits: []any{}}, nil
+			}
 			return d, nil
 		}
 		return nil, err
+	}
+	if lean {
+		return leanHistory(out, fields, limit, skip, r.dir, args)
 	}
 	if len(out) > 0 {
 		for _, rec := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
@@ -206,12 +230,7 @@ func (p *Provider) repoHistory(ctx context.Context, call *sdk.Call) (any, error)
 			d.Commits = append(d.Commits, c)
 		}
 	}
-	// A cursor past maxCursor could not be passed back; no history is that
-	// long, so stopping there loses nothing real.
-	if int64(len(d.Commits)) == limit && skip+limit <= maxCursor {
-		next := strconv.FormatInt(skip+limit, 10)
-		d.NextCursor = &next
-	}
+	d.NextCursor = nextCursor(len(d.Commits), limit, skip)
 	return d, nil
 }
 

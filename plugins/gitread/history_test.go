@@ -98,6 +98,7 @@ func historyHashes(t *testing.T, args map[string]any) []string {
 }
 
 func TestRepoHistoryFilters(t *testing.T) {
+	referenceShape(t) // the reference shape; the lean one: lean_shapes_test.go
 	repo, c := histFixture(t)
 	t0 := int64(authorTime)
 	all := []string{c["m"], c["c7"], c["c6"], c["c5"], c["c4"], c["c3"], c["c2"], c["c1"]}
@@ -169,6 +170,7 @@ func TestRepoHistoryFilters(t *testing.T) {
 }
 
 func TestRepoHistoryRefusals(t *testing.T) {
+	referenceShape(t) // the reference shape; the lean one: lean_shapes_test.go
 	repo, _ := histFixture(t)
 	cwd, _ := os.Getwd()
 	refused := []struct {
@@ -224,6 +226,7 @@ func TestRepoHistoryRefusals(t *testing.T) {
 // a single --opt=value (or -S/-G value) element, never as an element of
 // its own that git could parse as an option.
 func TestHistoryValuesAreValues(t *testing.T) {
+	referenceShape(t) // the reference shape; the lean one: lean_shapes_test.go
 	repo, _ := histFixture(t)
 	var mu sync.Mutex
 	var argvs [][]string

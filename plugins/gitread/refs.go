@@ -3,10 +3,13 @@ package gitread
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -20,6 +23,8 @@ type refsArgs struct {
 	Sort     *string  `json:"sort"`
 	Pattern  *string  `json:"pattern"`
 	Kinds    []string `json:"kinds"`
+	// Limit caps each list; without it the shape's defaults apply.
+	Limit *json.Number `json:"limit"`
 }
 
 // Ref kinds of repo.refs' kinds argument.
@@ -97,19 +102,25 @@ type RefsData struct {
 	Truncated bool     `json:"truncated"`
 }
 
-// capped collects up to maxRefs strings and remembers whether more came.
+// capped collects up to max strings and counts all that came.
 type capped struct {
+	max   int
 	items []string
+	n     int
 	cut   bool
 }
 
 func (c *capped) add(s string) {
-	if len(c.items) < maxRefs {
+	c.n++
+	if len(c.items) < c.max {
 		c.items = append(c.items, s)
 	} else {
 		c.cut = true
 	}
 }
+
+// omitted is how many entries came past the cap.
+func (c *capped) omitted() int { return c.n - len(c.items) }
 
 func (c *capped) list() []string {
 	if c.items == nil {
@@ -140,13 +151,29 @@ func (p *Provider) repoRefs(ctx context.Context, call *sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	lean := resultshape.Lean()
+	// Caps: the reference lists up to maxRefs of each kind; the lean shape
+	// lists the newest leanTagLimit tags and up to leanRefLimit of each
+	// other list, and says how many it left out. limit sets every cap.
+	tagMax, otherMax := maxRefs, maxRefs
+	if lean {
+		tagMax, otherMax = leanTagLimit, leanRefLimit
+	}
+	if a.Limit != nil {
+		n, err := intArg("limit", a.Limit, 0, 1, maxRefs)
+		if err != nil {
+			return nil, err
+		}
+		tagMax, otherMax = int(n), int(n)
+	}
 	r, err := p.open(ctx, call, a.RepoPath)
 	if err != nil {
 		return nil, err
 	}
 
 	d := &RefsData{}
-	var local, remote, tags, remotes, stashes capped
+	local, remote, remotes, stashes := capped{max: otherMax}, capped{max: otherMax}, capped{max: otherMax}, capped{max: otherMax}
+	tags := capped{max: tagMax}
 	hasStash := false
 
 	err = parallel(
@@ -155,6 +182,15 @@ func (p *Provider) repoRefs(ctx context.Context, call *sdk.Call) (any, error) {
 			var ge *gitexec.Error
 			if errors.As(err, &ge) && ge.ExitCode == 1 && errors.Is(err, gitexec.ErrExit) {
 				d.Head, d.Detached = "HEAD", true // exit 1: HEAD is not symbolic
+				if lean {
+					// The lean shape names the commit instead of the
+					// literal HEAD, which told nothing.
+					out, err := p.runner.Run(ctx, r.dir, "rev-parse", "--short", "--verify", "--quiet", "HEAD")
+					if err != nil {
+						return err
+					}
+					d.Head = strings.TrimSpace(string(out))
+				}
 				return nil
 			}
 			if err != nil {
@@ -233,22 +269,31 @@ func (p *Provider) repoRefs(ctx context.Context, call *sdk.Call) (any, error) {
 		return nil, err
 	}
 	if hasStash {
-		// -n asks for one entry more than the cap, only to learn whether
-		// the list was cut.
+		// The reference's -n asks for one entry more than the cap, only to
+		// learn whether the list was cut; the lean shape counts them all
+		// (a stash reflog is short) and leaves out the stash@{N} label,
+		// which is the entry's position.
+		args := []string{"reflog", "show", "--format=%gd:%x20%gs", "-n" + strconv.Itoa(stashes.max+1), "refs/stash"}
+		if lean {
+			args = []string{"reflog", "show", "--format=%gs", "refs/stash"}
+		}
 		err := p.stream(ctx, r, '\n', func(line []byte) error {
 			if s := strings.TrimRight(string(line), "\r"); s != "" {
 				stashes.add(s)
 			}
 			return nil
-		}, "reflog", "show", "--format=%gd:%x20%gs", "-n1001", "refs/stash")
+		}, args...)
 		if err != nil {
 			return nil, err
 		}
 	}
+	if lean {
+		return leanRefs(d, q, map[string]*capped{kindBranches: &local, kindRemoteBranches: &remote, kindTags: &tags, kindRemotes: &remotes, kindStashes: &stashes}), nil
+	}
 
 	d.Branches = append(local.list(), remote.items...)
-	if len(d.Branches) > maxRefs {
-		d.Branches = d.Branches[:maxRefs]
+	if len(d.Branches) > otherMax {
+		d.Branches = d.Branches[:otherMax]
 		remote.cut = true
 	}
 	d.Tags, d.Remotes, d.Stashes = tags.list(), remotes.list(), stashes.list()

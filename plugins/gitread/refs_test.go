@@ -44,6 +44,7 @@ func refsFixture(t *testing.T) string {
 }
 
 func TestRepoRefsOrderAndFilters(t *testing.T) {
+	referenceShape(t) // the reference shape; the lean one: lean_shapes_test.go
 	repo := refsFixture(t)
 	stash := []string{"stash@{0}: On main: wip"}
 	tests := []struct {
@@ -118,6 +119,7 @@ func TestRepoRefsOrderAndFilters(t *testing.T) {
 // matched against names in Go and never reaches git; it finds the hostile
 // refs by name and writes nothing.
 func TestRepoRefsPatternIsNotAnOption(t *testing.T) {
+	referenceShape(t) // the reference shape; the lean one: lean_shapes_test.go
 	repo := newRepo(t)
 	cwd, _ := os.Getwd()
 	git(t, repo, "update-ref", "refs/heads/--output=pwned", "HEAD")
@@ -143,6 +145,7 @@ func TestRepoRefsPatternIsNotAnOption(t *testing.T) {
 // default order keeps the newest ones (the complaint: cutting by
 // name dropped the latest releases); sort "name" keeps the first names.
 func TestRepoRefsRecencyKeepsNewestTags(t *testing.T) {
+	referenceShape(t) // the reference shape; the lean one: lean_shapes_test.go
 	repo := emptyRepo(t)
 	n := maxRefs + 5
 	var b strings.Builder

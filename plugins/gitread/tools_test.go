@@ -31,6 +31,7 @@ func assertNoPwned(t *testing.T, dirs ...string) {
 }
 
 func TestRepoRefs(t *testing.T) {
+	referenceShape(t) // the reference shape; the lean one: lean_shapes_test.go
 	tests := []struct {
 		name  string
 		setup func(t *testing.T) string
@@ -100,6 +101,7 @@ func TestRepoRefs(t *testing.T) {
 }
 
 func TestRepoRefsTruncation(t *testing.T) {
+	referenceShape(t) // the reference shape; the lean one: lean_shapes_test.go
 	repo := newRepo(t)
 	var b strings.Builder
 	head := git(t, repo, "rev-parse", "HEAD")
@@ -119,6 +121,7 @@ func TestRepoRefsTruncation(t *testing.T) {
 }
 
 func TestRepoHistory(t *testing.T) {
+	referenceShape(t) // the reference shape; the lean one: lean_shapes_test.go
 	repo := newRepo(t)
 	var hashes []string
 	for i := 2; i <= 5; i++ {
@@ -201,6 +204,7 @@ func TestRepoHistory(t *testing.T) {
 }
 
 func TestCommitDetails(t *testing.T) {
+	referenceShape(t) // the reference shape; the lean one: lean_shapes_test.go
 	repo := newRepo(t)
 	root := git(t, repo, "rev-parse", "HEAD")
 	write(t, repo, "b.txt", "b\n")
@@ -279,6 +283,7 @@ func TestCommitDetails(t *testing.T) {
 }
 
 func TestCommitFilesTruncated(t *testing.T) {
+	referenceShape(t) // the reference shape; the lean one: lean_shapes_test.go
 	repo := newRepo(t)
 	for i := 0; i < maxCommitFiles+3; i++ {
 		write(t, repo, filepath.Join("many", strconv.Itoa(i)), "x")
@@ -292,6 +297,7 @@ func TestCommitFilesTruncated(t *testing.T) {
 }
 
 func TestDiffText(t *testing.T) {
+	referenceShape(t) // the reference shape; the lean one: lean_shapes_test.go
 	repo := newRepo(t)
 	base := git(t, repo, "rev-parse", "HEAD")
 	var lines []string
