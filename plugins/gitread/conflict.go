@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -129,7 +130,7 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 	if err != nil {
 		return nil, err
 	}
-	ref := referenceShape()
+	ref := !resultshape.Lean() // the reference sidecar's full shape (CONTRACT §3)
 	collect := maxFiles
 	if sideReq != nil {
 		// The side's path may lie beyond maxFiles.

@@ -126,13 +126,6 @@ type LeanSide struct {
 	Size       int64     `json:"size,omitempty"`
 }
 
-// referenceShape reports FLUXGIT_MCP_RESULT_SHAPE=reference: the reference
-// sidecar's full shape for programmatic clients. Anything else, unset or
-// unknown, is lean (CONTRACT §3).
-func referenceShape() bool {
-	return strings.TrimSpace(os.Getenv("FLUXGIT_MCP_RESULT_SHAPE")) == "reference"
-}
-
 // theirsRefOf names the pseudo-ref of theirs for an operation.
 func theirsRefOf(op string) string {
 	return map[string]string{"merge": "MERGE_HEAD", "rebase": "REBASE_HEAD", "cherry-pick": "CHERRY_PICK_HEAD", "revert": "REVERT_HEAD"}[op]

@@ -10,11 +10,6 @@ import (
 	"github.com/fluxgit/fluxgit/internal/resultshape"
 )
 
-// referenceShape makes the tools of this test answer in the reference's
-// full shapes (FLUXGIT_MCP_RESULT_SHAPE=reference), which the older tests
-// of this package assert.
-func referenceShape(t testing.TB) { t.Setenv(resultshape.Env, "reference") }
-
 // callBoth calls tool once in the reference shape and once in the lean one
 // and returns both data documents.
 func callBoth(t *testing.T, tool string, args map[string]any) (ref, lean string) {
