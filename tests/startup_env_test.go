@@ -48,6 +48,20 @@ func TestUnknownVariablesWarned(t *testing.T) {
 			t.Errorf("doctor gives no fix:\n%s", out)
 		}
 	})
+	t.Run("gateway", func(t *testing.T) {
+		// --max-pending 0 stops the gateway right after its start-up
+		// warnings, so nothing listens.
+		genv := append(env, "FLUXGIT_MCP_AGENT_POLICI=/p.yaml")
+		_, errOut, code := runCLI(t, genv, "gateway", "--max-pending", "0")
+		if code == 0 {
+			t.Fatalf("gateway with --max-pending 0 started")
+		}
+		for _, w := range append(want, "FLUXGIT_MCP_AGENT_POLICI is set but fluxgit reads no such variable, so it has no effect; did you mean FLUXGIT_MCP_AGENT_POLICY?") {
+			if !strings.Contains(errOut, "fluxgit: warning: environment: "+w) {
+				t.Errorf("gateway stderr lacks %q:\n%s", w, errOut)
+			}
+		}
+	})
 }
 
 // A malformed FLUXGIT_MCP_ALLOWED_ROOTS is reported at start as doctor

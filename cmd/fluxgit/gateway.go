@@ -27,6 +27,7 @@ import (
 	"github.com/fluxgit/fluxgit/gateway/server"
 	"github.com/fluxgit/fluxgit/internal/audit"
 	"github.com/fluxgit/fluxgit/internal/credpaths"
+	"github.com/fluxgit/fluxgit/internal/preflight"
 )
 
 // gatewayOptions are the flags of `fluxgit gateway` and its subcommands.
@@ -90,6 +91,14 @@ func newGatewayCmd(g *globalOptions) *cobra.Command {
 }
 
 func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io.Writer) error {
+	// A misspelt variable (FLUXGIT_MCP_AGENT_POLICI) would leave the
+	// gateway without the person's policy without a word: say so, as
+	// `fluxgit serve` does (issue 22).
+	for _, r := range environmentChecks(os.Environ()) {
+		if r.Status == preflight.Warn {
+			fmt.Fprintln(os.Stderr, "fluxgit: warning: "+r.Line())
+		}
+	}
 	if o.maxPendingPerAgent < 1 || o.maxPending < 1 || o.maxBytesPerAgent < 1 || o.maxBytes < 1 {
 		return &exitError{code: exitUsage, err: errors.New("the gateway did not start: --max-pending-per-agent, --max-pending, --max-stored-bytes-per-agent and --max-stored-bytes take a positive number (leave a flag out for its default)")}
 	}

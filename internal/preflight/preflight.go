@@ -182,7 +182,7 @@ func checkRoots(o Options) Result {
 				detail += " (" + r + ")"
 			}
 		}
-		return Result{Name: CheckRoots, Status: Fail, Detail: detail + "; every tool call would fail",
+		return Result{Name: CheckRoots, Status: Fail, Detail: detail + "; every tool call answers -32010 until it is fixed",
 			Fix: "list existing absolute directories, separated by " + string(filepath.ListSeparator) + ", e.g. " + repopath.EnvAllowedRoots + "=" + filepath.Join(string(filepath.Separator)+"home", "me", "src")}
 	}
 	return ok(CheckRoots, strings.Join(p.Roots, string(filepath.ListSeparator)))
