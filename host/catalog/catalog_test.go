@@ -230,7 +230,7 @@ func TestValidatePayload(t *testing.T) {
 		{"repo.refs", strings.Replace(ok, `"data":`, `"error":{"code":1,"message":"x"},"data":`, 1), "payload.data is not allowed here"},
 		{"repo.status", `{"tool":"repo.status","readOnly":true,"source":"local-git","repoPath":"/r","data":{"branch":null,"detached":true,
 			"oid":null,"upstream":null,"ahead":0,"behind":0,"clean":false,"changedFiles":1,"entries":[{"status":"M","path":"a"}],"truncated":false}}`,
-			"payload.data.entries[0].status must be at least 2 characters long"},
+			"payload.data.entries[0].status must match the pattern ^[ MTADRCU?]{2}$"},
 		{"commit.details", `{"tool":"commit.details","readOnly":true,"source":"local-git","repoPath":"/r","data":{"commit":"xyz",
 			"author":"a <e>","time":"2026-01-01T00:00:00+00:00","message":"m"}}`,
 			"payload.data.commit must match the pattern ^([0-9a-f]{40}|[0-9a-f]{64})$"},
