@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -150,7 +151,34 @@ func (p *Provider) fleetDigest(ctx context.Context, call *sdk.Call) (any, error)
 	d.Attribution = "identity is exactly what git recorded in the reflog (user.name and user.email at the time); it is not verified."
 	d.Guidance = "Events are reflog moves newest first. rewrote:true marks history that was replaced (reset, amend, rebase); inspect it with commit.details or diff.text before building on it."
 	d.ElapsedMs = time.Since(start).Milliseconds()
-	return d, nil
+	if !resultshape.Lean() {
+		return d, nil
+	}
+	// git's unique abbreviation of every id, one git call per repository.
+	ids := map[string][]string{}
+	for _, ev := range d.Events {
+		for _, o := range []*string{ev.OldOID, ev.NewOID} {
+			if o != nil {
+				ids[ev.RepoPath] = append(ids[ev.RepoPath], *o)
+			}
+		}
+	}
+	dirs := make([]string, 0, len(ids))
+	for dir := range ids {
+		dirs = append(dirs, dir)
+	}
+	maps := make([]map[string]string, len(dirs))
+	_ = forEach(len(dirs), fxFleetWorkers, func(i int) error {
+		maps[i] = p.fxShortIDs(ctx, dirs[i], ids[dirs[i]])
+		return nil
+	})
+	short := map[string]string{}
+	for _, m := range maps {
+		for k, v := range m {
+			short[k] = v
+		}
+	}
+	return leanDigest(d, short), nil
 }
 
 // digestRepo collects one repository's events since sinceMs.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -176,6 +177,9 @@ func (p *Provider) fleetRadar(ctx context.Context, call *sdk.Call) (any, error) 
 	d.Network.RemoteStateSource = "cached local refs only"
 	d.Guidance = "Work the attentionStack from the top. Remote state is what the last fetch recorded; no fetch was made. Predicted conflicts come from a three-way merge of HEAD with its upstream (git merge-tree)."
 	d.ElapsedMs = time.Since(start).Milliseconds()
+	if resultshape.Lean() {
+		return leanRadar(d), nil
+	}
 	return d, nil
 }
 

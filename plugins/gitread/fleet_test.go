@@ -3,6 +3,7 @@ package gitread
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,7 +60,8 @@ func fxCheckPayload(t *testing.T, tool string, res *sdk.Result, repoPath string)
 	if err := dec.Decode(&decoded); err != nil {
 		t.Fatal(err)
 	}
-	if err := spec.ValidatePayload(decoded); err != nil {
+	// The schema of the shape the provider answered in (resultshape).
+	if err := spec.ValidatePayloadFor(decoded, !resultshape.Lean()); err != nil {
 		t.Fatalf("%s payload violates outputSchema: %v\n%s", tool, err, b)
 	}
 }
@@ -204,6 +206,7 @@ func TestConflictPreflight(t *testing.T) {
 }
 
 func TestRefInjectionRefused(t *testing.T) {
+	referenceShape(t) // asserts the reference shape; lean_fleet_test.go covers the lean one
 	repo := newRepo(t)
 	git(t, repo, "update-ref", "refs/heads/--output=pwned", "HEAD")
 	for _, f := range []string{"currentRef", "targetRef"} {
@@ -248,6 +251,7 @@ func TestSemanticFallback(t *testing.T) {
 }
 
 func TestFleetRadar(t *testing.T) {
+	referenceShape(t) // asserts the reference shape; lean_fleet_test.go covers the lean one
 	conflict := fxDiverged(t, map[string]string{"a.txt": fxLines},
 		fxWriter(map[string]string{"a.txt": strings.Replace(fxLines, "two", "THEIRS", 1)}),
 		fxWriter(map[string]string{"a.txt": strings.Replace(fxLines, "two", "MINE", 1)}))

@@ -148,6 +148,7 @@ func TestRestorePoints(t *testing.T) {
 }
 
 func TestFleetDigest(t *testing.T) {
+	referenceShape(t) // asserts the reference shape; lean_fleet_test.go covers the lean one
 	repo := newRepo(t)
 	write(t, repo, "b.txt", "b\n")
 	commitAll(t, repo, "second")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/fluxgit/fluxgit/internal/resultshape"
+
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -49,6 +51,10 @@ func (p *Provider) worktreeList(ctx context.Context, call *sdk.Call) (any, error
 	}
 	d := &WorktreeListData{Worktrees: []Worktree{}}
 	var cur *Worktree
+	// full is each listed tree's full HEAD id: the lean shape abbreviates
+	// it the way git does, the reference keeps 12 characters.
+	var full []string
+	curFull := ""
 	flush := func() {
 		if cur == nil {
 			return
@@ -57,6 +63,7 @@ func (p *Provider) worktreeList(ctx context.Context, call *sdk.Call) (any, error
 		d.Total++
 		if len(d.Worktrees) < maxWorktrees {
 			d.Worktrees = append(d.Worktrees, *cur)
+			full = append(full, curFull)
 		} else {
 			d.Truncated = true
 		}
@@ -72,7 +79,7 @@ func (p *Provider) worktreeList(ctx context.Context, call *sdk.Call) (any, error
 		key, val, _ := strings.Cut(string(f), " ")
 		if key == "worktree" {
 			flush()
-			cur = &Worktree{}
+			cur, curFull = &Worktree{}, ""
 			cur.Path, cur.PathBase64 = pathText(f[len("worktree "):])
 			return nil
 		}
@@ -81,6 +88,9 @@ func (p *Provider) worktreeList(ctx context.Context, call *sdk.Call) (any, error
 		}
 		switch key {
 		case "HEAD":
+			if isOID(val) {
+				curFull = val
+			}
 			if len(val) >= 12 {
 				cur.HeadSha = val[:12]
 			}
@@ -103,5 +113,8 @@ func (p *Provider) worktreeList(ctx context.Context, call *sdk.Call) (any, error
 		return nil, err
 	}
 	flush()
-	return d, nil
+	if !resultshape.Lean() {
+		return d, nil
+	}
+	return leanWorktrees(d, full, p.fxShortIDs(ctx, r.dir, full)), nil
 }

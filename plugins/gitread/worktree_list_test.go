@@ -7,6 +7,7 @@ import (
 )
 
 func TestWorktreeList(t *testing.T) {
+	referenceShape(t) // asserts the reference shape; lean_fleet_test.go covers the lean one
 	repo := newRepo(t)
 	head := git(t, repo, "rev-parse", "HEAD")
 	base := tempDir(t)
