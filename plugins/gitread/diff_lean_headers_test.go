@@ -46,3 +46,16 @@ func TestLeanPatchHeaders(t *testing.T) {
 		})
 	}
 }
+
+// TestUTCZ checks that only a +00:00 offset becomes Z.
+func TestUTCZ(t *testing.T) {
+	for in, want := range map[string]string{
+		"2025-04-05T00:06:00+00:00": "2025-04-05T00:06:00Z",
+		"2026-01-01T10:00:00+01:00": "2026-01-01T10:00:00+01:00",
+		"2026-01-01T10:00:00-05:30": "2026-01-01T10:00:00-05:30",
+	} {
+		if got := utcZ(in); got != want {
+			t.Errorf("utcZ(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

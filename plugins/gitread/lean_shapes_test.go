@@ -139,7 +139,7 @@ func TestLeanShapesCarryTheFacts(t *testing.T) {
 		{"commit details: full id, short parents, name-status with rename source and quoting", "commit.details", map[string]any{"commit": "HEAD"}, func(t *testing.T, d map[string]any, raw string) {
 			want := map[string]any{
 				"commit": head, "parents": []any{git(t, repo, "rev-parse", "--short", "HEAD^")},
-				"author": "Ada Author <ada@example.com>", "time": git(t, repo, "log", "-1", "--format=%aI"),
+				"author": "Ada Author <ada@example.com>", "time": strings.TrimSuffix(git(t, repo, "log", "-1", "--format=%aI"), "+00:00") + "Z", // the fixture commits at +0000
 				"message": "rename, odd path\n\nWith a body.",
 				"files":   []any{"M n.txt", `A "odd\377name.txt"`, "R100 a.txt -> renamed.txt"},
 			}
