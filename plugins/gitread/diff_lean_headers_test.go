@@ -59,3 +59,24 @@ func TestUTCZ(t *testing.T) {
 		}
 	}
 }
+
+// TestRemotesSaidByBranches checks when repo.refs' lean remotes list is
+// left out: only when every remote shows as the prefix of a listed branch.
+func TestRemotesSaidByBranches(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		remotes, rbranch []string
+		want             bool
+	}{
+		{"each remote has a branch", []string{"origin", "up"}, []string{"origin/main", "up/dev"}, true},
+		{"a remote without a listed branch", []string{"origin", "up"}, []string{"origin/main"}, false},
+		{"no remote branches listed", []string{"origin"}, nil, false},
+		{"a prefix is not a remote", []string{"orig"}, []string{"origin/main"}, false},
+		{"a remote name with a slash", []string{"team/a"}, []string{"team/a/main"}, false},
+		{"no remotes", nil, []string{"origin/main"}, false},
+	} {
+		if got := remotesSaidByBranches(tc.remotes, tc.rbranch); got != tc.want {
+			t.Errorf("%s: remotesSaidByBranches(%v, %v) = %v, want %v", tc.name, tc.remotes, tc.rbranch, got, tc.want)
+		}
+	}
+}

@@ -84,7 +84,7 @@ func TestLeanShapesCarryTheFacts(t *testing.T) {
 		{"refs default: newest 20 tags, count of the rest, separate remote branches", "repo.refs", nil, func(t *testing.T, d map[string]any, raw string) {
 			want := map[string]any{
 				"head": "main", "branches": []any{"main", "side"}, "remoteBranches": []any{"origin/main"},
-				"remotes": []any{"origin"}, "stashes": []any{stashes[0], stashes[1]},
+				"stashes": []any{stashes[0], stashes[1]}, // remotes: origin/main already says origin
 				"omitted": map[string]any{"tags": float64(5)},
 			}
 			gotTags := strList(d["tags"])
