@@ -49,7 +49,9 @@ func (p *Provider) leanCommitDetails(ctx context.Context, r *repo, oid string) (
 				return &failure{gitexec.Command(r.dir, showArgs...), "unexpected git show output"}
 			}
 			d.Commit, d.Parents, fullParents = f[0], strings.Fields(f[1]), strings.Fields(f[2])
-			d.Author, d.Time = f[3]+" <"+f[4]+">", f[5]
+			// A UTC date says so with Z (RFC 3339), two tokens cheaper than
+			// git's +00:00; any other offset is the author's and stays.
+			d.Author, d.Time = f[3]+" <"+f[4]+">", utcZ(f[5])
 			d.Message = strings.TrimRight(f[6], " \t\r\n\x00")
 			return nil
 		},
@@ -124,4 +126,12 @@ func hasControl(s string) bool {
 		}
 	}
 	return false
+}
+
+// utcZ writes an ISO 8601 date at offset +00:00 with Z instead.
+func utcZ(t string) string {
+	if strings.HasSuffix(t, "+00:00") {
+		return strings.TrimSuffix(t, "+00:00") + "Z"
+	}
+	return t
 }

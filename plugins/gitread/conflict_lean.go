@@ -55,9 +55,10 @@ const (
 )
 
 // LeanConflict is the lean conflict.read payload.
+// It carries no inConflict: operation, always present here, says it
+// (only the no-conflict answer has inConflict, false).
 type LeanConflict struct {
-	InConflict bool   `json:"inConflict"`
-	Operation  string `json:"operation"`
+	Operation string `json:"operation"`
 	// Ours and Theirs are "<short id> <subject>", like git log --oneline.
 	Ours   string     `json:"ours,omitempty"`
 	Theirs string     `json:"theirs,omitempty"`
@@ -109,8 +110,8 @@ type LeanRegion struct {
 }
 
 // LeanSide is the answer to a side request.
+// Like LeanConflict, it has no inConflict: operation says it.
 type LeanSide struct {
-	InConflict bool   `json:"inConflict"`
 	Operation  string `json:"operation"`
 	Path       string `json:"path"`
 	PathBase64 string `json:"pathBase64,omitempty"`
@@ -187,7 +188,7 @@ func (p *Provider) conflictSide(ctx context.Context, r *repo, op string, files [
 		return nil, invalid(fmt.Sprintf("arguments.side: %q has no %s version (kind %s); read another side", q.path, q.name,
 			conflictKind(f.shas[1] != "", f.shas[2] != "", f.shas[3] != "")))
 	}
-	out := &LeanSide{InConflict: true, Operation: op, Side: q.name, Kind: conflictKind(f.shas[1] != "", f.shas[2] != "", f.shas[3] != "")}
+	out := &LeanSide{Operation: op, Side: q.name, Kind: conflictKind(f.shas[1] != "", f.shas[2] != "", f.shas[3] != "")}
 	out.Path, out.PathBase64 = pathText(f.path)
 	probe := p.readSide(ctx, r, mode, sha, binaryProbe)
 	switch {
@@ -233,7 +234,7 @@ func (p *Provider) conflictSide(ctx context.Context, r *repo, op string, files [
 
 // conflictLean builds the lean answer for the listed unmerged paths.
 func (p *Provider) conflictLean(ctx context.Context, r *repo, op string, files []unmerged, count int64) (any, error) {
-	d := &LeanConflict{InConflict: true, Operation: op, Files: make([]LeanFile, len(files)), FilesOmitted: count - int64(len(files))}
+	d := &LeanConflict{Operation: op, Files: make([]LeanFile, len(files)), FilesOmitted: count - int64(len(files))}
 	list := protectedList()
 	results := make([][]conflictRegion, len(files))
 	blocks := make([][]markerBlock, len(files))

@@ -205,6 +205,16 @@ func TestConflictLeanWorkTree(t *testing.T) {
 			t.Fatalf("%s", raw)
 		}
 	})
+	t.Run("in conflict: operation says it, no inConflict", func(t *testing.T) {
+		repo := mergeConflict(t, "a\nb\nc\n", "a\nO\nc\n", "a\nT\nc\n")
+		for _, args := range []map[string]any{{"repoPath": repo}, {"repoPath": repo, "path": "f.txt", "side": "ours"}} {
+			var d map[string]any
+			raw := mustOK(t, "conflict.read", args, &d)
+			if _, ok := d["inConflict"]; ok || d["operation"] != "merge" {
+				t.Fatalf("args %v: %s", args, raw)
+			}
+		}
+	})
 	t.Run("both added", func(t *testing.T) {
 		repo := newRepo(t)
 		git(t, repo, "checkout", "-q", "-b", "side")

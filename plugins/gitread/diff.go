@@ -448,7 +448,9 @@ type LeanDiffData struct {
 }
 
 func leanDiff(text []byte, c *gitexec.Captured) *LeanDiffData {
-	d := &LeanDiffData{Diff: string(text)}
+	// The cut is judged on git's text; the headers that repeat a diff line
+	// are left out after it, so totals still count git's whole patch.
+	d := &LeanDiffData{Diff: string(leanPatchHeaders(text))}
 	if c.Cut || int64(len(text)) < c.TotalBytes {
 		// Uncut, the totals are the diff's own size: nothing to add.
 		d.Truncated, d.TotalBytes, d.TotalLines = true, c.TotalBytes, c.TotalLines

@@ -173,8 +173,11 @@ func leanBrief(d *BriefData, nCommits int) *LeanBriefData {
 		Branch: deref(h.Branch), Detached: h.Detached, Upstream: deref(h.Upstream),
 		Ahead: h.Ahead, Behind: h.Behind, OperationInProgress: deref(d.OperationInProgress),
 		Staged: w.Staged, Unstaged: w.Unstaged, Untracked: w.Untracked, Conflicted: w.Conflicted,
-		Stashes: d.Stashes, DefaultBranch: deref(d.Conventions.DefaultBranch),
-		Hints: d.Hints, Truncated: d.Truncated,
+		Stashes: d.Stashes, Hints: d.Hints, Truncated: d.Truncated,
+	}
+	// The default branch is news only when it is not the branch at hand.
+	if db := deref(d.Conventions.DefaultBranch); db != l.Branch {
+		l.DefaultBranch = db
 	}
 	if len(l.Hints) == 0 {
 		l.Hints = nil
@@ -205,9 +208,9 @@ func leanBrief(d *BriefData, nCommits int) *LeanBriefData {
 // does not already say (which tool to call), most urgent first.
 func leanBriefHints(tree BriefTree, head *statusHead, subsNeedAttention bool) []string {
 	var hints []string
-	if tree.Conflicted > 0 {
-		hints = append(hints, "Use conflict.read.")
-	}
+	// Conflicted paths are not hinted at: conflicted and
+	// operationInProgress already say so, and conflict.read is the only
+	// tool that reads them.
 	if head.Behind > 0 && tree.Conflicted == 0 {
 		hints = append(hints, "Run repo.conflictPreflight before merging or rebasing.")
 	}

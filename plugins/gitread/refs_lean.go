@@ -1,5 +1,7 @@
 package gitread
 
+import "strings"
+
 // Lean caps of repo.refs (CONTRACT §3: capped lists that say what they
 // left out). Tags are the list that grows without bound (git/git has
 // over a thousand); the newest ones are what an agent asks about.
@@ -35,6 +37,9 @@ func leanRefs(d *RefsData, q refsQuery, lists map[string]*capped) *LeanRefsData 
 		Remotes:        lists[kindRemotes].items,
 		Stashes:        lists[kindStashes].items,
 	}
+	if remotesSaidByBranches(out.Remotes, out.RemoteBranches) {
+		out.Remotes = nil
+	}
 	for k, c := range lists {
 		if n := c.omitted(); q.kinds[k] && n > 0 {
 			if out.Omitted == nil {
@@ -44,4 +49,31 @@ func leanRefs(d *RefsData, q refsQuery, lists map[string]*capped) *LeanRefsData 
 		}
 	}
 	return out
+}
+
+// remotesSaidByBranches reports whether the remotes list only repeats what
+// the remote-tracking branches sent already say: every remote is the
+// "<remote>/" prefix of a listed one. A remote name holding a slash keeps
+// the list (origin/x/main would not say which part is the remote), and so
+// does a remote none of whose branches is listed.
+func remotesSaidByBranches(remotes, remoteBranches []string) bool {
+	if len(remotes) == 0 {
+		return false
+	}
+	for _, r := range remotes {
+		if strings.Contains(r, "/") {
+			return false
+		}
+		found := false
+		for _, b := range remoteBranches {
+			if strings.HasPrefix(b, r+"/") {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
