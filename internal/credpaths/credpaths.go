@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Environment variables whose values name a protected file or directory.
@@ -100,7 +101,40 @@ func fromEnv(getenv func(string) string) []Path {
 // environment: the gateway's secret directory, the gateway's state in the
 // run directory, the credential and policy files the environment names,
 // and whatever the host that started this process passed in EnvList.
-func Protected() []Path { return protected(os.Getenv) }
+//
+// Every repository tool of git-read asks for the list, so it is computed
+// once per environment (each entry costs symlink resolution) and again
+// only when one of the variables it is built from changes (tests set them
+// between calls). The caller gets its own copy.
+func Protected() []Path {
+	key := envKey(os.Getenv)
+	cache.Lock()
+	defer cache.Unlock()
+	if cache.list == nil || cache.key != key {
+		cache.key, cache.list = key, protected(os.Getenv)
+	}
+	return append([]Path(nil), cache.list...)
+}
+
+var cache struct {
+	sync.Mutex
+	key  string
+	list []Path
+}
+
+// inputs are the variables protected reads, directly or through
+// rundir.Dir and os.UserCacheDir / os.UserConfigDir.
+var inputs = []string{EnvSignKey, EnvAgentPolicy, EnvConfig, EnvJWTKey, EnvSecretDir, EnvRunDir, EnvList,
+	"XDG_RUNTIME_DIR", "TMPDIR", "HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "LOCALAPPDATA", "APPDATA"}
+
+func envKey(getenv func(string) string) string {
+	var b strings.Builder
+	for _, k := range inputs {
+		b.WriteString(getenv(k))
+		b.WriteByte(0)
+	}
+	return b.String()
+}
 
 func protected(getenv func(string) string) []Path {
 	out := fromEnv(getenv)
