@@ -510,28 +510,10 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 	ledger := filepath.Join(dir, "mcp.jsonl")
 	env := append(echoEnv(t), "FLUXGIT_MCP_AUDIT_LOG="+ledger)
 	s := startHTTP(t, env)
-	marker := filepath.Join(t.TempDir(), "sleep")
-	type result struct {
-		status int
-		body   []byte
-	}
-	got := make(chan result, 1)
-	go func() {
-		resp, body := post(t, s.url, modernRequest(7, "tools/call", map[string]any{"name": "echo.sleep",
-			"arguments": map[string]any{"ms": 1500, "marker": marker}}), modernHeaders("tools/call", "echo.sleep"))
-		got <- result{resp.StatusCode, body}
-	}()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(marker + ".started"); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the call never started:\n%s", s.stderr)
-		}
-	}
+	got, marker := startSleepCall(t, s)
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	// New requests are refused while the call finishes.
-	var r result
+	var r sleepResult
 	select {
 	case r = <-got:
 	case <-time.After(30 * time.Second):
@@ -759,5 +741,34 @@ func TestHTTPFramework(t *testing.T) {
 				t.Fatalf("log levels at warning: %v", got)
 			}
 		})
+	}
+}
+
+// sleepResult is the HTTP answer to the echo.sleep call startSleepCall makes.
+type sleepResult struct {
+	status int
+	body   []byte
+}
+
+// startSleepCall posts a 1.5 s echo.sleep call (id 7) to s and returns once
+// the provider has started it, so a test can stop the server with the call
+// in flight; the answer arrives on the channel, and the provider writes
+// "finished" to the marker file it returns when the sleep ends.
+func startSleepCall(t *testing.T, s *httpServer) (<-chan sleepResult, string) {
+	t.Helper()
+	marker := filepath.Join(t.TempDir(), "sleep")
+	got := make(chan sleepResult, 1)
+	go func() {
+		resp, body := post(t, s.url, modernRequest(7, "tools/call", map[string]any{"name": "echo.sleep",
+			"arguments": map[string]any{"ms": 1500, "marker": marker}}), modernHeaders("tools/call", "echo.sleep"))
+		got <- sleepResult{resp.StatusCode, body}
+	}()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(marker + ".started"); err == nil {
+			return got, marker
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the call never started:\n%s", s.stderr)
+		}
 	}
 }

@@ -22,25 +22,7 @@ func TestSIGTERMProcessGroupFinishesInFlight(t *testing.T) {
 	s := startHTTPWith(t, echoEnv(t), func(cmd *exec.Cmd) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	})
-	marker := filepath.Join(t.TempDir(), "sleep")
-	type result struct {
-		status int
-		body   []byte
-	}
-	got := make(chan result, 1)
-	go func() {
-		resp, body := post(t, s.url, modernRequest(7, "tools/call", map[string]any{"name": "echo.sleep",
-			"arguments": map[string]any{"ms": 1500, "marker": marker}}), modernHeaders("tools/call", "echo.sleep"))
-		got <- result{resp.StatusCode, body}
-	}()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(marker + ".started"); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the call never started:\n%s", s.stderr)
-		}
-	}
+	got, marker := startSleepCall(t, s)
 	// Without /proc (macOS) the providers are not listed; the rest holds.
 	providers, _ := childPids(s.cmd.Process.Pid)
 	// Without the fix the host restarts the killed provider and runs the
@@ -52,7 +34,7 @@ func TestSIGTERMProcessGroupFinishesInFlight(t *testing.T) {
 	if err := syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM); err != nil {
 		t.Fatalf("kill -TERM -%d: %v", s.cmd.Process.Pid, err)
 	}
-	var r result
+	var r sleepResult
 	select {
 	case r = <-got:
 	case <-time.After(30 * time.Second):
