@@ -73,10 +73,10 @@ func (e *echo) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
 		_ = os.WriteFile(in.Marker+".started", nil, 0o644)
 		select {
 		case <-ctx.Done():
-			_ = os.WriteFile(in.Marker, []byte("cancelled"), 0o644)
+			writeMarker(in.Marker, "cancelled")
 			return nil, ctx.Err()
 		case <-time.After(time.Duration(in.Ms) * time.Millisecond):
-			_ = os.WriteFile(in.Marker, []byte("finished"), 0o644)
+			writeMarker(in.Marker, "finished")
 			return sdk.OK("echo", map[string]any{"slept": in.Ms})
 		}
 	case "echo.bump":
@@ -103,3 +103,12 @@ func (e *echo) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
 }
 
 func main() { sdk.Serve(&echo{Broadcaster: &sdk.Broadcaster{}}) }
+
+// writeMarker records how a sleep ended. It writes a temporary file and
+// renames it into place, so a test polling for the marker never reads it
+// created but still empty (TestRequestIDReuse once read "").
+func writeMarker(path, how string) {
+	if os.WriteFile(path+".tmp", []byte(how), 0o644) == nil {
+		_ = os.Rename(path+".tmp", path)
+	}
+}
