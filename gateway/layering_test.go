@@ -8,7 +8,7 @@ import (
 
 // The gateway imports nothing MCP-shaped: not the host, not the MCP SDKs,
 // not a provider's SDK or transport. What it shares with the MCP server
-// lives in internal/ (ledger, run directory) and plugins/gitexec (the one
+// lives in internal/ (ledger, run directory) and internal/gitexec (the one
 // git runner).
 func TestGatewayImportsNothingMCPShaped(t *testing.T) {
 	gobin, err := exec.LookPath("go")
@@ -23,7 +23,7 @@ func TestGatewayImportsNothingMCPShaped(t *testing.T) {
 		"github.com/fluxgit/fluxgit/host/",
 		"github.com/fluxgit/fluxgit/internal/wire",
 		"github.com/fluxgit/fluxgit/plugins/sdk",
-		"github.com/fluxgit/fluxgit/plugins/handshake",
+		"github.com/fluxgit/fluxgit/plugins/proposals",
 		"github.com/fluxgit/fluxgit/plugins/gitread",
 		"github.com/modelcontextprotocol/",
 		"github.com/sourcegraph/jsonrpc2",

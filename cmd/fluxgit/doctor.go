@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fluxgit/fluxgit/internal/preflight"
+	"github.com/fluxgit/fluxgit/cmd/fluxgit/internal/preflight"
 	"github.com/fluxgit/fluxgit/plugins/builtin"
 )
 

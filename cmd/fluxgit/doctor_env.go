@@ -5,9 +5,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/fluxgit/fluxgit/cmd/fluxgit/internal/preflight"
 	"github.com/fluxgit/fluxgit/gateway/policy"
 	"github.com/fluxgit/fluxgit/internal/envflag"
-	"github.com/fluxgit/fluxgit/internal/preflight"
 )
 
 // Names of the checks this file adds to preflight's.
@@ -17,7 +17,7 @@ const (
 )
 
 // startupChecks are the checks `serve` and `doctor` run besides
-// internal/preflight's: misspelt variables and the agent policy file.
+// cmd/fluxgit/internal/preflight's: misspelt variables and the agent policy file.
 func startupChecks() []preflight.Result {
 	return append(environmentChecks(os.Environ()), agentPolicyCheck())
 }

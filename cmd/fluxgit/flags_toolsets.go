@@ -9,7 +9,7 @@ import (
 
 	"github.com/fluxgit/fluxgit/host/catalog"
 	"github.com/fluxgit/fluxgit/internal/envflag"
-	"github.com/fluxgit/fluxgit/plugins/gateway"
+	"github.com/fluxgit/fluxgit/internal/fluxbridge"
 )
 
 // toolsetOptions choose which tools serve offers (host/catalog.Selection).
@@ -67,7 +67,7 @@ func (o *toolsetOptions) resolve(f *pflag.FlagSet) (catalog.Selection, error) {
 		// Nothing chosen: the everyday tools (catalog.ToolsetCore), so the
 		// catalog a model reads before its first call stays small; the
 		// proposals among them only where a gateway can receive them.
-		_, configured := gateway.FromEnv()
+		_, configured := fluxbridge.FromEnv()
 		def := catalog.Default(configured)
 		sel.Toolsets, sel.GatewayOnlyHidden, sel.Unassigned = def.Toolsets, def.GatewayOnlyHidden, def.Unassigned
 	}

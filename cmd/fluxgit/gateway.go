@@ -21,13 +21,13 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
+	"github.com/fluxgit/fluxgit/cmd/fluxgit/internal/preflight"
 	"github.com/fluxgit/fluxgit/gateway/execute"
 	"github.com/fluxgit/fluxgit/gateway/journal"
 	"github.com/fluxgit/fluxgit/gateway/policy"
 	"github.com/fluxgit/fluxgit/gateway/server"
 	"github.com/fluxgit/fluxgit/internal/audit"
 	"github.com/fluxgit/fluxgit/internal/credpaths"
-	"github.com/fluxgit/fluxgit/internal/preflight"
 )
 
 // gatewayOptions are the flags of `fluxgit gateway` and its subcommands.

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fluxgit/fluxgit/cmd/fluxgit/internal/preflight"
 	"github.com/fluxgit/fluxgit/host/repopath"
 	"github.com/fluxgit/fluxgit/internal/credpaths"
-	"github.com/fluxgit/fluxgit/internal/preflight"
 	"github.com/fluxgit/fluxgit/internal/privdir"
 	"github.com/fluxgit/fluxgit/internal/rundir"
 )

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fluxgit/fluxgit/cmd/fluxgit/internal/preflight"
 	"github.com/fluxgit/fluxgit/host/providers"
 	"github.com/fluxgit/fluxgit/host/setup"
-	"github.com/fluxgit/fluxgit/internal/preflight"
 	"github.com/fluxgit/fluxgit/plugins/builtin"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/fluxgit/fluxgit/gateway/policy"
-	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/internal/gitexec"
 )
 
 // resolveRepo maps a path to its canonical work-tree top and common git

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/internal/gitexec"
 )
 
 // Options configures an Executor.
@@ -55,7 +55,7 @@ func (e *BindError) Error() string { return e.Msg }
 func bindErr(format string, a ...any) error { return &BindError{Msg: fmt.Sprintf(format, a...)} }
 
 // request is the union of the per-operation fields of the preview bodies
-// the handshake provider sends (plugins/handshake). Plan steps use the same
+// the handshake provider sends (plugins/proposals). Plan steps use the same
 // fields.
 type request struct {
 	RepoPath     string    `json:"repoPath"`

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxgit/fluxgit/internal/agentdetect"
 	"github.com/fluxgit/fluxgit/internal/envflag"
+	"github.com/fluxgit/fluxgit/internal/gitexec"
 	"github.com/fluxgit/fluxgit/internal/rundir"
-	"github.com/fluxgit/fluxgit/plugins/agentdetect"
-	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/shiftroster"
 )
 

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/fluxgit/fluxgit/plugins/agentdetect"
+	"github.com/fluxgit/fluxgit/internal/agentdetect"
 )
 
 // HintBudget bounds the detection behind one otherAgents hint: it runs

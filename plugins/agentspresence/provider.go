@@ -2,7 +2,7 @@
 // reports the other coding agents working in a repository — their
 // processes, their own session stores, editors with the repository open,
 // fluxgit presence records and the shift roster's declared check-ins —
-// from local, read-only signals (plugins/agentdetect). It returns
+// from local, read-only signals (internal/agentdetect). It returns
 // metadata only: never prompt or output text, never tokens.
 //
 // The package also builds the handshake provider's otherAgents hint
@@ -15,8 +15,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/fluxgit/fluxgit/plugins/agentdetect"
-	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/internal/agentdetect"
+	"github.com/fluxgit/fluxgit/internal/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxgit/fluxgit/plugins/agentdetect"
+	"github.com/fluxgit/fluxgit/internal/agentdetect"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 

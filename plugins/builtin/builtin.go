@@ -9,7 +9,7 @@ import (
 
 	"github.com/fluxgit/fluxgit/plugins/agentspresence"
 	"github.com/fluxgit/fluxgit/plugins/gitread"
-	"github.com/fluxgit/fluxgit/plugins/handshake"
+	"github.com/fluxgit/fluxgit/plugins/proposals"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 	"github.com/fluxgit/fluxgit/plugins/shiftroster"
 )
@@ -30,10 +30,10 @@ var Factories = map[string]func() sdk.Provider{
 // into the agents-presence provider; FLUXGIT_MCP_AGENT_DETECTION_DISABLED,
 // read at each proposal, removes the hint.
 func newHandshake() sdk.Provider {
-	h := handshake.New()
+	h := proposals.New()
 	d := &agentspresence.Detector{}
 	h.OtherAgents = func(ctx context.Context, repoPath string, proposalPaths []string) json.RawMessage {
-		return d.OtherAgents(ctx, handshake.CallerName(ctx), repoPath, proposalPaths, agentspresence.DetectionDisabled())
+		return d.OtherAgents(ctx, proposals.CallerName(ctx), repoPath, proposalPaths, agentspresence.DetectionDisabled())
 	}
 	return h
 }

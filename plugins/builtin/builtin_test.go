@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/fluxgit/fluxgit/plugins/handshake"
+	"github.com/fluxgit/fluxgit/plugins/proposals"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -40,7 +40,7 @@ func TestHandshakeRegistered(t *testing.T) {
 // FLUXGIT_MCP_AGENT_DETECTION_DISABLED removes it; agents-presence is
 // built in, no longer planned.
 func TestOtherAgentsWired(t *testing.T) {
-	h, ok := Factories["handshake"]().(*handshake.Provider)
+	h, ok := Factories["handshake"]().(*proposals.Provider)
 	if !ok || h.OtherAgents == nil {
 		t.Fatal("the handshake provider has no otherAgents hint")
 	}

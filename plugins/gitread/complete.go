@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/internal/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 

@@ -152,7 +152,7 @@ func confineRepo(roots []string, top, gitDir, commonDir string, gitlinks func() 
 }
 
 // submodules checks the checked-out submodules of the index's gitlinks.
-// git never runs inside them (plugins/gitexec/harden.go keeps it out),
+// git never runs inside them (internal/gitexec/harden.go keeps it out),
 // but status and diff still read each one's HEAD and refs in-process to
 // tell whether it moved to another commit, through <path>/.git: a
 // directory, a symlink, or a file whose "gitdir:" line may name any

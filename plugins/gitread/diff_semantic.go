@@ -5,8 +5,8 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/fluxgit/fluxgit/plugins/gateway"
-	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/internal/fluxbridge"
+	"github.com/fluxgit/fluxgit/internal/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -141,7 +141,7 @@ func (p *Provider) semanticOutcome(ctx context.Context, call *sdk.Call) (*semant
 		*f.dst = f.val
 	}
 	d.TextDiffArguments.Path = a.Path
-	addr, configured := gateway.FromEnv()
+	addr, configured := fluxbridge.FromEnv()
 	d.GatewayConfigured = configured
 
 	var why string

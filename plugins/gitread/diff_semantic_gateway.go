@@ -11,8 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/fluxgit/fluxgit/plugins/gateway"
-	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/internal/fluxbridge"
+	"github.com/fluxgit/fluxgit/internal/gitexec"
 )
 
 // The gateway path of diff.semantic: list the changed files with git,
@@ -39,7 +39,7 @@ const (
 
 // semanticTimeout bounds the gateway call. It is a variable only so the
 // package tests can exercise a slow gateway without waiting 10 s.
-var semanticTimeout = gateway.SemanticTimeout
+var semanticTimeout = fluxbridge.SemanticTimeout
 
 // semanticReasonEngineFallback is a fallback file's reason when the engine
 // gave none.
@@ -144,7 +144,7 @@ func semanticRepoID(a semanticArgs, r *repo) string {
 // sentence for the agent, why the local fallback is served instead; err
 // is only gitexec.ErrMoved (the caller retries the whole call) or a
 // cancelled call.
-func (p *Provider) semanticViaGateway(ctx context.Context, addr gateway.Address, repoID string, a semanticArgs, r *repo, text TextDiffArguments) (g *gatewaySemantic, failed string, err error) {
+func (p *Provider) semanticViaGateway(ctx context.Context, addr fluxbridge.Address, repoID string, a semanticArgs, r *repo, text TextDiffArguments) (g *gatewaySemantic, failed string, err error) {
 	moved := func(err error) bool { return errors.Is(err, gitexec.ErrMoved) }
 	var relPath string
 	if a.Path != "" {
@@ -215,7 +215,7 @@ func (p *Provider) semanticViaGateway(ctx context.Context, addr gateway.Address,
 	case headOID != "":
 		body.BaseRef = headOID
 	}
-	resp, err := gateway.NewClient(addr).Do(ctx, http.MethodPost, semanticEndpoint, body, semanticTimeout)
+	resp, err := fluxbridge.NewClient(addr).Do(ctx, http.MethodPost, semanticEndpoint, body, semanticTimeout)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, "", fmt.Errorf("semantic diff: %w", ctx.Err())
@@ -264,9 +264,9 @@ func semanticTransportProblem(err error) string {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("it did not answer within %s.", semanticTimeout)
-	case errors.Is(err, gateway.ErrBodyTooLarge):
-		return fmt.Sprintf("its reply exceeded %d bytes.", gateway.MaxBodyBytes)
-	case errors.Is(err, gateway.ErrRedirect):
+	case errors.Is(err, fluxbridge.ErrBodyTooLarge):
+		return fmt.Sprintf("its reply exceeded %d bytes.", fluxbridge.MaxBodyBytes)
+	case errors.Is(err, fluxbridge.ErrRedirect):
 		return "it answered with a redirect, which is never followed."
 	}
 	return "it could not be reached (is FluxGit running?)."
@@ -274,7 +274,7 @@ func semanticTransportProblem(err error) string {
 
 // semanticStatusProblem words a non-2xx reply, quoting the gateway's own
 // error message when it sent one.
-func semanticStatusProblem(resp *gateway.Response) string {
+func semanticStatusProblem(resp *fluxbridge.Response) string {
 	s := fmt.Sprintf("it answered HTTP %d", resp.Status)
 	if raw, ok := resp.JSONError(); ok {
 		var msg string

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxgit/fluxgit/plugins/gateway"
+	"github.com/fluxgit/fluxgit/internal/fluxbridge"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -522,10 +522,10 @@ func TestSemanticGatewayFallsBackLocally(t *testing.T) {
 			name: "oversize reply",
 			args: func(t *testing.T, r semRepo) map[string]any { return map[string]any{"repoId": "shop"} },
 			reply: func(semanticRequest) (int, http.Header, []byte) {
-				return 200, nil, semJSON(map[string]any{"files": []any{}, "pad": strings.Repeat("x", gateway.MaxBodyBytes)})
+				return 200, nil, semJSON(map[string]any{"files": []any{}, "pad": strings.Repeat("x", fluxbridge.MaxBodyBytes)})
 			},
 			wantCalls:  1,
-			wantReason: fmt.Sprintf("its reply exceeded %d bytes", gateway.MaxBodyBytes),
+			wantReason: fmt.Sprintf("its reply exceeded %d bytes", fluxbridge.MaxBodyBytes),
 		},
 		{
 			name:       "slower than the timeout",

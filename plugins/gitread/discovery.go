@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/internal/gitexec"
 )
 
 // discovered is what one rev-parse tells open() about a repository path.

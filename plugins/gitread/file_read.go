@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fluxgit/fluxgit/internal/credpaths"
-	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/internal/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 

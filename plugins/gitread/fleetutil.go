@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/fluxgit/fluxgit/internal/credpaths"
-	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/internal/gitexec"
 )
 
 // Budgets of the fleet tools: they keep a fleet-wide answer bounded however many repositories the registry names.

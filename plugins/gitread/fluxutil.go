@@ -3,7 +3,7 @@ package gitread
 // Shared code of the FluxGit-required tools (safety.timeline,
 // safety.eventDetails, flux.latestRestorePoint, flux.restorePoints,
 // flux.restorePointDetails). They are gated on a configured gateway address
-// (plugins/gateway, read from the environment at call time): without one
+// (internal/fluxbridge, read from the environment at call time): without one
 // they answer 10001; with one they are served locally from the restore
 // point record <runDir>/rebase/<repoId>.json and the HEAD reflog. No HTTP
 // call is made.
@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/fluxgit/fluxgit/internal/credpaths"
-	"github.com/fluxgit/fluxgit/plugins/gateway"
-	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/internal/fluxbridge"
+	"github.com/fluxgit/fluxgit/internal/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -60,10 +60,10 @@ type fxGatewayError struct {
 // served like a local read.
 func registerFluxGit(name string, fn func(p *Provider, ctx context.Context, call *sdk.Call) (any, error)) {
 	registerResult(name, func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
-		if _, ok := gateway.FromEnv(); !ok {
+		if _, ok := fluxbridge.FromEnv(); !ok {
 			return sdk.Fail("", CodeGatewayNotConfigured, MessageGatewayNotConfigured, fxGatewayError{
 				Tool: name, Tier: "fluxgit", GatewayConfigured: false,
-				Reason:      name + " needs an approval gateway (`fluxgit gateway` or the FluxGit app): no valid gateway address is set (" + strings.Join(gateway.Variables, ", ") + ").",
+				Reason:      name + " needs an approval gateway (`fluxgit gateway` or the FluxGit app): no valid gateway address is set (" + strings.Join(fluxbridge.Variables, ", ") + ").",
 				UpgradeHint: upgradeHint,
 				LearnMore:   "https://fluxgit.com/features/mcp-agent-git/",
 				FreeShellAlternative: []string{

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/internal/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 

@@ -6,7 +6,7 @@ package gitread
 // status` inside it, and that process reads the submodule's own
 // configuration: a filter or fsmonitor defined there would run. The runner
 // therefore passes --ignore-submodules=dirty to every status and diff
-// (plugins/gitexec/harden.go), which keeps the "new commits" answer (the
+// (internal/gitexec/harden.go), which keeps the "new commits" answer (the
 // submodule's HEAD is read in-process) but drops "modified content" and
 // "untracked content". This file recovers those with runs fluxgit starts
 // itself: one hardened `git status` inside each submodule, which gets its
@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fluxgit/fluxgit/plugins/gitexec"
+	"github.com/fluxgit/fluxgit/internal/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 

@@ -41,7 +41,7 @@ import (
 	"time"
 
 	contract "github.com/fluxgit/fluxgit/gateway/proposal"
-	"github.com/fluxgit/fluxgit/plugins/gateway"
+	"github.com/fluxgit/fluxgit/internal/fluxbridge"
 )
 
 // Endpoint names one kind of gateway request.
@@ -122,7 +122,7 @@ type Fault struct {
 	// Redirect answers 302 to RedirectTarget on this gateway.
 	Redirect bool
 	// Oversize answers 2xx with a JSON body one kilobyte larger than the
-	// client's reply cap (gateway.MaxBodyBytes).
+	// client's reply cap (fluxbridge.MaxBodyBytes).
 	Oversize bool
 }
 
@@ -515,7 +515,7 @@ func (g *Gateway) fault(w http.ResponseWriter, f Fault, req Request) bool {
 			}
 		}
 		head := fmt.Sprintf(`{"previewId":%q,"status":"pending","padding":"`, id)
-		pad := bytes.Repeat([]byte("x"), gateway.MaxBodyBytes+1024-len(head))
+		pad := bytes.Repeat([]byte("x"), fluxbridge.MaxBodyBytes+1024-len(head))
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		_, _ = io.WriteString(w, head)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxgit/fluxgit/plugins/gateway"
+	"github.com/fluxgit/fluxgit/internal/fluxbridge"
 )
 
 // validBody is a conforming preview body for op.
@@ -43,9 +43,9 @@ func validBody(op string) map[string]any {
 	return b
 }
 
-func client(t *testing.T, g *Gateway) *gateway.Client {
+func client(t *testing.T, g *Gateway) *fluxbridge.Client {
 	t.Helper()
-	a, ok := gateway.Resolve(func(k string) string {
+	a, ok := fluxbridge.Resolve(func(k string) string {
 		if k == "FLUXGIT_MCP_HANDSHAKE_ADDR" {
 			return g.Addr()
 		}
@@ -54,10 +54,10 @@ func client(t *testing.T, g *Gateway) *gateway.Client {
 	if !ok {
 		t.Fatalf("gateway address %s does not resolve", g.Addr())
 	}
-	return gateway.NewClient(a)
+	return fluxbridge.NewClient(a)
 }
 
-func do(t *testing.T, c *gateway.Client, method, path string, body any) *gateway.Response {
+func do(t *testing.T, c *fluxbridge.Client, method, path string, body any) *fluxbridge.Response {
 	t.Helper()
 	r, err := c.Do(context.Background(), method, path, body, 0)
 	if err != nil {
@@ -226,11 +226,11 @@ func TestFaults(t *testing.T) {
 	g := New(t)
 	c := client(t, g)
 	g.FaultNext(Preview, Fault{Redirect: true})
-	if _, err := c.Do(context.Background(), "POST", PreviewPrefix+"merge", validBody("merge"), 0); !errors.Is(err, gateway.ErrRedirect) {
+	if _, err := c.Do(context.Background(), "POST", PreviewPrefix+"merge", validBody("merge"), 0); !errors.Is(err, fluxbridge.ErrRedirect) {
 		t.Fatalf("redirect: %v", err)
 	}
 	g.FaultNext(Preview, Fault{Oversize: true})
-	if _, err := c.Do(context.Background(), "POST", PreviewPrefix+"merge", validBody("merge"), 0); !errors.Is(err, gateway.ErrBodyTooLarge) {
+	if _, err := c.Do(context.Background(), "POST", PreviewPrefix+"merge", validBody("merge"), 0); !errors.Is(err, fluxbridge.ErrBodyTooLarge) {
 		t.Fatalf("oversize: %v", err)
 	}
 	g.FaultNext(Preview, Fault{Delay: 2 * time.Second})

@@ -4,13 +4,13 @@
 // (the gateway), and the agent follows the proposal with operation.status
 // or withdraws it with operation.cancel. fluxgit never runs a Git write
 // itself: every tool here only speaks the gateway's HTTP protocol on a
-// loopback address (plugins/gateway).
+// loopback address (internal/fluxbridge).
 //
 // A preview makes at most two requests, a POST that submits the proposal
 // and one GET of its status, and never polls: the stdio session must not
 // block on a person's decision, so a proposal still waiting is reported as
 // a live result that points the agent at operation.status.
-package handshake
+package proposals
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fluxgit/fluxgit/plugins/gateway"
+	"github.com/fluxgit/fluxgit/internal/fluxbridge"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -87,12 +87,12 @@ func CallerName(ctx context.Context) string {
 // fields are seams for the host build and for tests.
 type Provider struct {
 	// Timeout bounds each gateway request; zero means
-	// gateway.RequestTimeout.
+	// fluxbridge.RequestTimeout.
 	Timeout time.Duration
 	// Address resolves the gateway at call time; nil means
-	// gateway.FromEnv, so a changed environment takes effect on the next
+	// fluxbridge.FromEnv, so a changed environment takes effect on the next
 	// call.
-	Address func() (gateway.Address, bool)
+	Address func() (fluxbridge.Address, bool)
 	// OtherAgents, when set, adds the otherAgents hint to every preview
 	// result (Fields["otherAgents"]). It never changes the outcome.
 	OtherAgents OtherAgentsFunc
@@ -157,14 +157,14 @@ func (p *Provider) timeout() time.Duration {
 	if p.Timeout > 0 {
 		return p.Timeout
 	}
-	return gateway.RequestTimeout
+	return fluxbridge.RequestTimeout
 }
 
-func (p *Provider) address() (gateway.Address, bool) {
+func (p *Provider) address() (fluxbridge.Address, bool) {
 	if p.Address != nil {
 		return p.Address()
 	}
-	return gateway.FromEnv()
+	return fluxbridge.FromEnv()
 }
 
 func (p *Provider) clock() time.Time {

@@ -1,4 +1,4 @@
-package handshake
+package proposals
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxgit/fluxgit/plugins/gateway"
+	"github.com/fluxgit/fluxgit/internal/fluxbridge"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -285,7 +285,7 @@ func TestPreviewDispatch(t *testing.T) {
 		}
 		writeJSON(w, http.StatusAccepted, map[string]any{"status": "pending"})
 	}
-	huge := `{"pad":"` + strings.Repeat("a", gateway.MaxBodyBytes) + `"}`
+	huge := `{"pad":"` + strings.Repeat("a", fluxbridge.MaxBodyBytes) + `"}`
 	client := testID(1)
 
 	type check func(t *testing.T, o outcome, reqs []request, elsewhere int64)
@@ -452,7 +452,7 @@ func TestPreviewDispatch(t *testing.T) {
 				}
 				p := newProvider(g)
 				if tt.noAddr {
-					p.Address = func() (gateway.Address, bool) { return gateway.Address{}, false }
+					p.Address = func() (fluxbridge.Address, bool) { return fluxbridge.Address{}, false }
 				}
 				if tt.timeout > 0 {
 					p.Timeout = tt.timeout
@@ -501,7 +501,7 @@ func TestRedirectTargetGetsNothing(t *testing.T) {
 func TestNoAddressMakesNoRequest(t *testing.T) {
 	g := newTestGateway(t)
 	p := newProvider(nil)
-	p.Address = func() (gateway.Address, bool) { return gateway.Address{}, false }
+	p.Address = func() (fluxbridge.Address, bool) { return fluxbridge.Address{}, false }
 	for _, tc := range []struct {
 		tool string
 		args map[string]any
@@ -542,7 +542,7 @@ func TestNoAddressMakesNoRequest(t *testing.T) {
 // environment at call time.
 func TestAddressFromEnvironment(t *testing.T) {
 	g := newTestGateway(t)
-	for _, v := range gateway.Variables {
+	for _, v := range fluxbridge.Variables {
 		t.Setenv(v, "")
 	}
 	p := &Provider{}
@@ -763,7 +763,7 @@ func TestStatus(t *testing.T) {
 		{name: "403", handler: reply(403, `{"error":"x"}`), code: CodeNotConnected},
 		{name: "not JSON", handler: reply(200, `pending`), code: CodeNotConnected},
 		{name: "empty", handler: reply(200, ``), code: CodeNotConnected},
-		{name: "oversize", handler: reply(200, `"`+strings.Repeat("a", gateway.MaxBodyBytes)+`"`), code: CodeNotConnected},
+		{name: "oversize", handler: reply(200, `"`+strings.Repeat("a", fluxbridge.MaxBodyBytes)+`"`), code: CodeNotConnected},
 		{name: "slow", handler: func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, timeout: 100 * time.Millisecond, code: CodeNotConnected},
 	}
 	for _, tt := range tests {
@@ -942,7 +942,7 @@ func TestOtherAgentsSeam(t *testing.T) {
 	}
 	t.Run("joins failures and can be absent", func(t *testing.T) {
 		p := newProvider(nil)
-		p.Address = func() (gateway.Address, bool) { return gateway.Address{}, false }
+		p.Address = func() (fluxbridge.Address, bool) { return fluxbridge.Address{}, false }
 		p.OtherAgents = func(context.Context, string, []string) json.RawMessage { return json.RawMessage(`{"agentCount":1}`) }
 		res, _ := p.CallTool(context.Background(), call("operation.preview.merge", minimalArgs("merge"), ""))
 		if res.Error == nil || res.Error.Code != CodeNotConnected || string(res.Fields["otherAgents"]) != `{"agentCount":1}` {

@@ -1,4 +1,4 @@
-package handshake
+package proposals
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/fluxgit/fluxgit/plugins/agentdetect"
+	"github.com/fluxgit/fluxgit/internal/agentdetect"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 

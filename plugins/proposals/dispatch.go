@@ -1,4 +1,4 @@
-package handshake
+package proposals
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/fluxgit/fluxgit/plugins/gateway"
+	"github.com/fluxgit/fluxgit/internal/fluxbridge"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -76,7 +76,7 @@ func notConnected(tool, previewID string, configured bool, reason, message strin
 }
 
 func noAddressReason() string {
-	return "no valid gateway address is set: " + strings.Join(gateway.Variables, ", ") + " must hold a loopback IP and port such as 127.0.0.1:59647"
+	return "no valid gateway address is set: " + strings.Join(fluxbridge.Variables, ", ") + " must hold a loopback IP and port such as 127.0.0.1:59647"
 }
 
 // rawJSON marshals v for a Fields member; v is always a plain value.
@@ -147,7 +147,7 @@ func (p *Provider) submit(ctx context.Context, tool string, prop *proposal) *sdk
 	if !ok {
 		return notConnected(tool, "", false, noAddressReason(), "FluxGit is not connected, so the proposal was not submitted")
 	}
-	client := gateway.NewClient(addr)
+	client := fluxbridge.NewClient(addr)
 	resp, err := client.Do(ctx, http.MethodPost, previewPath+prop.op, prop.body, p.timeout())
 	if err != nil {
 		return notConnected(tool, "", true, "the gateway at "+addr.String()+" could not be reached: "+err.Error(),
@@ -272,7 +272,7 @@ func (p *Provider) status(ctx context.Context, call *sdk.Call) (*sdk.Result, err
 	if !ok {
 		return notConnected(ToolStatus, id, false, noAddressReason(), "FluxGit is not connected, so the proposal's status could not be read"), nil
 	}
-	resp, err := gateway.NewClient(addr).Do(ctx, http.MethodGet, statusPath+url.PathEscape(id), nil, p.timeout())
+	resp, err := fluxbridge.NewClient(addr).Do(ctx, http.MethodGet, statusPath+url.PathEscape(id), nil, p.timeout())
 	if err != nil {
 		return notConnected(ToolStatus, id, true, "the gateway at "+addr.String()+" could not be reached: "+err.Error(),
 			"FluxGit did not answer, so the proposal's status could not be read"), nil
@@ -303,7 +303,7 @@ func (p *Provider) cancel(ctx context.Context, call *sdk.Call) (*sdk.Result, err
 	body := struct {
 		AgentID string `json:"agentId"`
 	}{SanitizeAgentID(call.Meta.ClientName)}
-	resp, err := gateway.NewClient(addr).Do(ctx, http.MethodPost, cancelPath+url.PathEscape(id), body, p.timeout())
+	resp, err := fluxbridge.NewClient(addr).Do(ctx, http.MethodPost, cancelPath+url.PathEscape(id), body, p.timeout())
 	if err != nil {
 		return notConnected(ToolCancel, id, true, "the gateway at "+addr.String()+" could not be reached: "+err.Error(),
 			"FluxGit did not answer, so the proposal was not cancelled"), nil

@@ -1,4 +1,4 @@
-package handshake
+package proposals
 
 import (
 	"strings"

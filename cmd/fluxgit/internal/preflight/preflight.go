@@ -24,11 +24,11 @@ import (
 	"github.com/fluxgit/fluxgit/host/repopath"
 	"github.com/fluxgit/fluxgit/host/setup"
 	"github.com/fluxgit/fluxgit/internal/audit"
+	"github.com/fluxgit/fluxgit/internal/fluxbridge"
+	"github.com/fluxgit/fluxgit/internal/gitexec"
 	"github.com/fluxgit/fluxgit/internal/privdir"
 	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/internal/rundir"
-	"github.com/fluxgit/fluxgit/plugins/gateway"
-	"github.com/fluxgit/fluxgit/plugins/gitexec"
 	"github.com/fluxgit/fluxgit/plugins/shiftroster"
 )
 
@@ -342,12 +342,12 @@ func retentionText(r audit.Retention) string {
 }
 
 func checkGateway(o Options) Result {
-	for _, v := range gateway.Variables {
+	for _, v := range fluxbridge.Variables {
 		raw, set := o.lookup(v)
 		if !set || strings.TrimSpace(raw) == "" {
 			continue
 		}
-		ap, err := gateway.Normalize(raw)
+		ap, err := fluxbridge.Normalize(raw)
 		if err != nil {
 			return Result{Name: CheckGateway, Status: Fail, Detail: fmt.Sprintf("%s=%q: %v; FluxGit tools will answer that FluxGit is not configured", v, raw, err),
 				Fix: "set " + v + " to a loopback IP and port, e.g. 127.0.0.1:59647, or unset it"}

@@ -1,4 +1,4 @@
-package handshake
+package proposals
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fluxgit/fluxgit/plugins/gateway"
+	"github.com/fluxgit/fluxgit/internal/fluxbridge"
 )
 
 // headerKeys are the keys every preview body carries.
@@ -74,12 +74,12 @@ func newTestGateway(t *testing.T) *testGateway {
 }
 
 // addr is the gateway's address as the provider resolves it.
-func (g *testGateway) addr() func() (gateway.Address, bool) {
-	ap, err := gateway.Normalize(g.srv.Listener.Addr().String())
+func (g *testGateway) addr() func() (fluxbridge.Address, bool) {
+	ap, err := fluxbridge.Normalize(g.srv.Listener.Addr().String())
 	if err != nil {
 		g.t.Fatalf("test gateway address: %v", err)
 	}
-	return func() (gateway.Address, bool) { return gateway.Address{AddrPort: ap, Variable: "test"}, true }
+	return func() (fluxbridge.Address, bool) { return fluxbridge.Address{AddrPort: ap, Variable: "test"}, true }
 }
 
 func (g *testGateway) requests() []request {

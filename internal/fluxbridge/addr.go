@@ -6,7 +6,7 @@
 // Only a loopback IP literal with an explicit port is accepted: the gateway
 // is a local process, and refusing host names (localhost included) means no
 // resolver, hosts file or proxy can ever redirect a call off the machine.
-package gateway
+package fluxbridge
 
 import (
 	"errors"
