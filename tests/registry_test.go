@@ -19,7 +19,7 @@ import (
 // official registry's publisher uploads. These tests hold it to the
 // registry's published schema and to the checks the registry makes when it
 // accepts an entry, and check that what the entry tells a client to run is
-// what fluxgit really accepts (README.md, "MCP Registry").
+// what fluxgit really accepts (docs/install.md, "MCP Registry").
 
 // registryEntry is the part of server.json the semantic checks read.
 type registryEntry struct {
@@ -206,7 +206,8 @@ func TestRegistryEntryIsPublishable(t *testing.T) {
 	if !strings.Contains(string(dockerfile), label) {
 		t.Errorf("Dockerfile lacks %s", label)
 	}
-	readme, err := os.ReadFile("../README.md")
+	// Every variable fluxgit reads is listed in the configuration reference.
+	readme, err := os.ReadFile("../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestRegistryEntryIsPublishable(t *testing.T) {
 		for _, v := range p.EnvironmentVariables {
 			declared = append(declared, v.Name)
 			if !strings.Contains(string(readme), "`"+v.Name+"`") {
-				t.Errorf("%s: environment variable %s is not documented in README.md", where, v.Name)
+				t.Errorf("%s: environment variable %s is not documented in docs/configuration.md", where, v.Name)
 			}
 		}
 		switch p.Transport.Type {

@@ -11,7 +11,7 @@ import (
 )
 
 const (
-	readmePath  = "../../README.md"
+	readmePath  = "../../docs/tokenbench.md"
 	tableBegin  = "<!-- tokenbench:begin -->"
 	tableEnd    = "<!-- tokenbench:end -->"
 	regenerate  = "go test ./tests/tokenbench -run TestTokenBench -update"
@@ -22,7 +22,7 @@ const (
 // default, -full for the full one) in a temporary directory and compares
 // them with the committed ones: every answer within its token budget, every
 // checksum equal. With -update it rewrites the committed files instead
-// (with -full: both modes) and the README table.
+// (with -full: both modes) and the results table of docs/tokenbench.md.
 func TestTokenBench(t *testing.T) {
 	modes := []bool{*full}
 	if *update && *full {
@@ -381,7 +381,7 @@ func catalogTable(r *results) string {
 	return b.String()
 }
 
-// readmeBlock is the generated text between the README markers, built from
+// readmeBlock is the generated text between the markers of docs/tokenbench.md, built from
 // the committed results of both modes.
 func readmeBlock(t *testing.T) string {
 	t.Helper()
@@ -416,7 +416,7 @@ func readmeParts(t *testing.T) (before, block, after string) {
 	s := string(b)
 	i, j := strings.Index(s, tableBegin), strings.Index(s, tableEnd)
 	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the %s … %s markers in its Token benchmark section", tableBegin, tableEnd)
+		t.Fatalf("docs/tokenbench.md lacks the %s … %s markers in its Results section", tableBegin, tableEnd)
 	}
 	return s[:i], s[i : j+len(tableEnd)], s[j+len(tableEnd):]
 }
@@ -429,13 +429,13 @@ func writeReadme(t *testing.T) {
 	}
 }
 
-// checkReadme fails when the README table is not the one the committed
+// checkReadme fails when the table in docs/tokenbench.md is not the one the committed
 // results give.
 func checkReadme(t *testing.T) {
 	t.Helper()
 	_, block, _ := readmeParts(t)
 	if want := readmeBlock(t); block != want {
-		t.Errorf("the README token benchmark table is stale; regenerate it with: %s\nwant:\n%s", regenerate, want)
+		t.Errorf("the results table in docs/tokenbench.md is stale; regenerate it with: %s\nwant:\n%s", regenerate, want)
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package tokenbench measures how many tokens an agent spends getting its
 // bearings in a git repository with raw git commands and with fluxgit's
 // tools, on fixtures generated deterministically from fixed seeds. See the
-// "Token benchmark" section of README.md.
+// results section of docs/tokenbench.md.
 package tokenbench
 
 import (
@@ -28,7 +28,7 @@ import (
 )
 
 var (
-	update = flag.Bool("update", false, "rewrite the committed results of the mode run (with -full: both modes) and the README table")
+	update = flag.Bool("update", false, "rewrite the committed results of the mode run (with -full: both modes) and the results table of docs/tokenbench.md")
 	full   = flag.Bool("full", false, "run FULL mode (realistic fixture sizes, not run in CI)")
 )
 
