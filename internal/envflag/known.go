@@ -109,7 +109,7 @@ func (u Unrecognised) Fix() string {
 	if u.Nearest != "" {
 		return fmt.Sprintf("rename %s to %s, or unset it", u.Name, u.Nearest)
 	}
-	return "unset " + u.Name + " or correct its name (README.md lists every variable)"
+	return "unset " + u.Name + " or correct its name (docs/configuration.md lists every variable)"
 }
 
 // Unknown returns, sorted by name, the variables in environ (os.Environ's

@@ -151,7 +151,7 @@ func checkConfig(o Options) Result {
 	cfg, err := setup.LoadConfig(o.ConfigPath, o.Builtins)
 	if err != nil {
 		return Result{Name: CheckConfig, Status: Fail, Fatal: true, Detail: err.Error(),
-			Fix: "correct the file named by --config or " + setup.EnvConfig + " (README.md, \"Third-party providers\"), or unset it"}
+			Fix: "correct the file named by --config or " + setup.EnvConfig + " (docs/providers.md), or unset it"}
 	}
 	for _, p := range cfg.Providers {
 		if _, err := os.Stat(p.Command); err != nil {
@@ -311,7 +311,7 @@ func checkLedger(o Options) Result {
 	}
 	if _, err := audit.RetentionFromEnv(); err != nil {
 		return Result{Name: CheckLedger, Status: Fail, Fatal: true, Detail: err.Error(),
-			Fix: "set the variable named above as its message says, or unset it for the default (README.md, \"Audit ledger\", lists " + strings.Join(audit.RetentionVariables, ", ") + ")"}
+			Fix: "set the variable named above as its message says, or unset it for the default (docs/audit.md, \"Retention\", lists " + strings.Join(audit.RetentionVariables, ", ") + ")"}
 	}
 	// FromEnv reads only: Open and Check create nothing (internal/audit).
 	l, err := audit.FromEnv(hclog.NewNullLogger())
