@@ -175,7 +175,7 @@ func conformanceProvider(t *testing.T) string {
 }
 
 // conformanceEnv registers tests/conformanceprovider through a
-// configuration file, as README "Third-party providers" describes.
+// configuration file, as docs/providers.md describes.
 func conformanceEnv(t *testing.T) []string {
 	t.Helper()
 	spec, err := filepath.Abs("conformanceprovider/spec")

@@ -23,7 +23,7 @@ import (
 )
 
 // httpOptions are serve's transport flags; each falls back to its
-// environment variable (README.md, HTTP), and a flag given wins.
+// environment variable (docs/http.md), and a flag given wins.
 type httpOptions struct {
 	transport      string
 	host           string
@@ -82,7 +82,7 @@ func parseTestTimeouts(v string) (httpTimeouts, error) {
 	return t, nil
 }
 
-// HTTP defaults (README.md, HTTP).
+// HTTP defaults (docs/http.md).
 const (
 	defaultHTTPHost = "127.0.0.1"
 	defaultHTTPPort = 3010

@@ -38,7 +38,7 @@ const (
 )
 
 // Environment variables read by ConfigFromEnv. They are documented in
-// README.md ("Authentication over HTTP").
+// docs/http.md ("Authentication").
 const (
 	EnvAuthMode         = "MCP_AUTH_MODE"
 	EnvJWTSecret        = "MCP_JWT_SECRET"

@@ -32,7 +32,7 @@ import (
 // Mode says when a legacy client gets a protocol session (Mcp-Session-Id).
 type Mode string
 
-// Session modes (README.md, HTTP).
+// Session modes (docs/http.md).
 const (
 	// Stateless never issues a session id: every request is served on its
 	// own, so nothing lasts between requests (no GET stream, no
@@ -55,7 +55,7 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("session mode %q is not one of auto, stateful, stateless", s)
 }
 
-// Defaults (README.md, HTTP).
+// Defaults (docs/http.md).
 const (
 	DefaultPath         = "/mcp"
 	DefaultMaxBodyBytes = rpc.DefaultMaxFrameSize

@@ -22,7 +22,7 @@ const maxRefusing = 64
 // (DefaultMaxConnections when max <= 0). A connection over the cap is
 // refused at once, not queued: it is answered "503 Service Unavailable"
 // with Retry-After and a JSON-RPC error saying why, then closed, so a
-// client sees the limit instead of hanging (README.md, HTTP). Slots free
+// client sees the limit instead of hanging (docs/http.md). Slots free
 // when connections close; the body, header and idle deadlines make sure
 // they do.
 func LimitListener(ln net.Listener, max int) net.Listener {

@@ -59,7 +59,7 @@ func (s *Server) toolsList(g generation, p params) (json.RawMessage, error) {
 	return raw, nil
 }
 
-// envelope is the tool payload (the result envelope described in README.md): the host adds identity and
+// envelope is the tool payload (the result envelope described in docs/protocol.md): the host adds identity and
 // provenance around whatever the provider returned.
 type envelope struct {
 	Tool     string          `json:"tool"`

@@ -1,6 +1,6 @@
 // Package rpc is fluxgit's JSON-RPC transport layer for
 // github.com/sourcegraph/jsonrpc2: an Envelope that applies every
-// envelope-level rule listed in README.md (Errors) to one connection,
+// envelope-level rule listed in docs/protocol.md (Errors) to one connection,
 // whatever delimits its frames, and the stdio Stream, a jsonrpc2.ObjectStream
 // that delimits frames and writes lines and leaves the rules to its Envelope.
 // jsonrpc2 only ever sees well-formed requests and well-formed responses to

@@ -14,7 +14,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 )
 
-// Limits of the wire format; README.md (Errors) documents them.
+// Limits of the wire format; docs/protocol.md (Errors) documents them.
 const (
 	// DefaultMaxFrameSize caps one frame, in and out: 8 MiB.
 	DefaultMaxFrameSize = 8 << 20

@@ -13,7 +13,7 @@ import (
 	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
-// Environment variables (README.md, "Audit ledger", describes each).
+// Environment variables (docs/audit.md describes each).
 const (
 	EnvLog      = "FLUXGIT_MCP_AUDIT_LOG"
 	EnvDisabled = "FLUXGIT_MCP_AUDIT_DISABLED"
@@ -38,7 +38,7 @@ const (
 )
 
 // RetentionVariables are the variables of the retention policy, in the
-// order README.md lists them.
+// order docs/audit.md lists them.
 var RetentionVariables = []string{EnvRetainBytes, EnvRetainAge, EnvSegmentBytes, EnvMinAge, EnvMaxBytes}
 
 // ConfigError is an audit misconfiguration that must stop start-up.

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Export formats (README.md, "Audit ledger").
+// Export formats (docs/audit.md).
 const (
 	FormatJSONL = "jsonl"
 	FormatCSV   = "csv"

@@ -18,7 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// Limits of the append protocol and of retention (see README.md, "Audit ledger").
+// Limits of the append protocol and of retention (see docs/audit.md).
 const (
 	DefaultSegmentBytes = 4 << 20   // rotate the active file beyond this
 	DefaultLineBytes    = 256 << 10 // one entry, newline included

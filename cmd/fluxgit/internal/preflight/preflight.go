@@ -6,7 +6,7 @@
 // stderr line and `fluxgit doctor` can print it in a table.
 //
 // Every check only reads: a failing configuration must leave no file or
-// directory behind (README.md, "Checking the configuration").
+// directory behind (docs/configuration.md, "Checking the configuration").
 package preflight
 
 import (
