@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // TestRunDirFilesNotFollowedOut: a restore point record or registry entry
@@ -49,7 +51,7 @@ func TestRunDirFilesNotFollowedOut(t *testing.T) {
 			}
 		}, "not a regular file"},
 		{"record too large", func(t *testing.T, run string) {
-			write(t, run, "rebase/web.json", `{"operation":"`+strings.Repeat("x", fxMaxRecord)+`"}`)
+			write(t, run, "rebase/web.json", `{"operation":"`+strings.Repeat("x", rundir.MaxRecordBytes)+`"}`)
 		}, "file too large"},
 	}
 	for _, tt := range tests {
