@@ -358,7 +358,7 @@ func TestCleanClientField(t *testing.T) {
 		{"codex-mcp-client", "codex-mcp-client"},
 		{"  spaced  ", "spaced"},
 		{"a\tb\nc", "abc"},
-		{"\x01 name", "name"}, // the reader's copy gave " name"
+		{"\x01 name", "name"},                         // the reader's copy gave " name"
 		{long, strings.Repeat("a", MaxClientChars-1)}, // the reader's copy kept the trailing space
 		{"bad\xffutf8", "bad\uFFFDutf8"},
 		{strings.Repeat("é", MaxClientChars+5), strings.Repeat("é", MaxClientChars)},

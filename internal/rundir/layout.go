@@ -17,6 +17,11 @@ const (
 	// PresenceSubdir holds the MCP servers' presence documents, one
 	// <pid>.json per process (F§11; CONTRACT §7).
 	PresenceSubdir = "presence/mcp"
+	// GatewaySubdir holds the approval gateway's own state (journal, lock);
+	// no read tool opens it.
+	GatewaySubdir = "gateway"
+	// AuditLogName is the default audit ledger, below the run directory.
+	AuditLogName = "audit/mcp.jsonl"
 )
 
 // ValidID reports whether id can name a file inside the run directory: a
@@ -47,3 +52,10 @@ func RegistryDir(runDir string) string { return filepath.Join(runDir, ReposDir) 
 func PresenceDir(runDir string) string {
 	return filepath.Join(runDir, filepath.FromSlash(PresenceSubdir))
 }
+
+// GatewayDir is the approval gateway's state directory below runDir.
+func GatewayDir(runDir string) string { return filepath.Join(runDir, GatewaySubdir) }
+
+// AuditLog is the default audit ledger below runDir (F§10:
+// FLUXGIT_MCP_AUDIT_LOG overrides it).
+func AuditLog(runDir string) string { return filepath.Join(runDir, filepath.FromSlash(AuditLogName)) }
