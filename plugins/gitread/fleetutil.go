@@ -28,8 +28,9 @@ const (
 	fxFleetWorkers    = 4
 )
 
-// fxRunDirFor returns the run directory: the runDir argument when given,
-// else FLUXGIT_RUN_DIR, else the per-OS default. It must be absolute.
+// fxRunDirFor returns the run directory: the runDir argument when given
+// (it must be absolute), else rundir.Dir (FLUXGIT_RUN_DIR made absolute,
+// else the per-OS default).
 // A run directory inside a protected location (the gateway's own
 // directory, the secret directory) is refused: the run-directory readers
 // open only their own files, but the directory itself must not be one the
