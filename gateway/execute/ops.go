@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // step runs one of the five operations a plan may contain. inPlan: the
@@ -387,8 +388,8 @@ func (x *execution) patch(ctx context.Context, r *request, inPlan bool) result {
 	var pd json.RawMessage
 	if cp != nil {
 		// Keep the patch beside the record, so Undo can reverse it.
-		name := cp.repoID + ".patch"
-		if err := writeAtomic(filepath.Join(e.runDir, "rebase"), name, []byte(r.PatchContent)); err != nil {
+		name := rundir.PatchName(cp.repoID)
+		if err := rundir.WritePatch(e.runDir, cp.repoID, []byte(r.PatchContent)); err != nil {
 			cp.abandon()
 			return failed("patch not started: cannot keep a copy for undo: %v", err)
 		}

@@ -2,37 +2,19 @@ package execute
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
-// record is the restore record <runDir>/rebase/<repoId>.json, with the
-// keys and types plugins/gitread (fluxutil.go, fxRecord) reads. There is
-// one record per repository: a new restore point replaces the last one.
-type record struct {
-	Operation    string          `json:"operation"`
-	BeforeCommit *string         `json:"before_commit"`
-	AfterCommit  *string         `json:"after_commit"`
-	BranchRef    *string         `json:"branch_ref"`
-	Undone       bool            `json:"undone"`
-	CreatedAt    string          `json:"created_at"`
-	BeforeRef    *string         `json:"before_ref"`
-	AfterRef     *string         `json:"after_ref"`
-	UpstreamRef  *string         `json:"upstream_ref"`
-	ResetMode    *string         `json:"reset_mode"`
-	Plan         json.RawMessage `json:"plan"`
-}
-
-// createdAtLayout is RFC 3339 in UTC with milliseconds; the restore point id
-// is "restore:<repoId>:<created_at>" (gitread computes it the same way).
-const createdAtLayout = "2006-01-02T15:04:05.000Z"
+// record is the restore record <runDir>/rebase/<repoId>.json; its format,
+// id and reading and writing live in internal/rundir, shared with the
+// flux.* and safety.* tools of plugins/gitread.
+type record = rundir.Record
 
 func strp(s string) *string {
 	if s == "" {
@@ -54,105 +36,21 @@ type checkpoint struct {
 	hadPrev bool
 }
 
-// registryID returns the repository's id in <runDir>/repos, registering it
-// when no entry names the same canonical path.
+// registryID returns the repository's id in <runDir>/repos (the first
+// entry naming the same canonical path), registering it when create is set
+// and no entry names it.
 func (e *Executor) registryID(repo string, create bool) (string, error) {
 	if e.runDir == "" || !filepath.IsAbs(e.runDir) {
 		return "", fmt.Errorf("no absolute run directory is configured for restore points (got %q)", e.runDir)
 	}
-	dir := filepath.Join(e.runDir, "repos")
-	des, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if create {
+		return rundir.Register(e.runDir, repo)
+	}
+	id, err := rundir.LookupID(e.runDir, repo, nil)
+	if err != nil {
 		return "", fmt.Errorf("read the repository registry: %w", err)
 	}
-	for _, de := range des {
-		name := de.Name()
-		if !strings.HasSuffix(name, ".path") || !de.Type().IsRegular() {
-			continue
-		}
-		id := strings.TrimSuffix(name, ".path")
-		if !safeID(id) {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			continue
-		}
-		p := strings.TrimSpace(string(b))
-		if real, err := filepath.EvalSymlinks(p); err == nil && real == repo {
-			return id, nil
-		}
-	}
-	if !create {
-		return "", nil
-	}
-	sum := sha256.Sum256([]byte(repo))
-	id := sanitize(filepath.Base(repo)) + "-" + hex.EncodeToString(sum[:])[:8]
-	if err := writeAtomic(dir, id+".path", []byte(repo+"\n")); err != nil {
-		return "", fmt.Errorf("register %s: %w", repo, err)
-	}
 	return id, nil
-}
-
-func safeID(id string) bool {
-	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, "/\\\x00")
-}
-
-// sanitize keeps [A-Za-z0-9._-] of a base name, mapping the rest to '-'.
-func sanitize(s string) string {
-	var b strings.Builder
-	for _, c := range s {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
-			b.WriteRune(c)
-		default:
-			b.WriteByte('-')
-		}
-	}
-	out := strings.Trim(b.String(), ".")
-	if out == "" {
-		return "repo"
-	}
-	return out
-}
-
-// writeAtomic replaces dir/name with data: a temporary file is written and
-// synced, renamed over the name, and the directory synced, so a reader (or
-// a crash) sees the old record or the new one, never a torn one.
-func writeAtomic(dir, name string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op after the rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // begin writes the restore record of an operation about to mutate repo.
@@ -161,13 +59,13 @@ func (e *Executor) begin(repo string, rec record) (*checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec.CreatedAt = e.now().UTC().Format(createdAtLayout)
+	rec.CreatedAt = rundir.NewCreatedAt(e.now())
 	rec.AfterCommit = nil
 	if len(rec.Plan) == 0 {
 		rec.Plan = json.RawMessage("null")
 	}
 	c := &checkpoint{e: e, repo: repo, repoID: id, rec: rec}
-	c.prev, err = os.ReadFile(c.path())
+	c.prev, err = rundir.ReadRecordFile(e.runDir, id, nil)
 	c.hadPrev = err == nil
 	if err := c.write(); err != nil {
 		return nil, fmt.Errorf("write the restore point of %s: %w", repo, err)
@@ -175,15 +73,7 @@ func (e *Executor) begin(repo string, rec record) (*checkpoint, error) {
 	return c, nil
 }
 
-func (c *checkpoint) path() string { return filepath.Join(c.e.runDir, "rebase", c.repoID+".json") }
-
-func (c *checkpoint) write() error {
-	b, err := json.Marshal(c.rec)
-	if err != nil {
-		return err
-	}
-	return writeAtomic(filepath.Join(c.e.runDir, "rebase"), c.repoID+".json", b)
-}
+func (c *checkpoint) write() error { return rundir.WriteRecord(c.e.runDir, c.repoID, c.rec) }
 
 // complete records the commit the operation left (and, for a plan, the
 // branch it ended on).
@@ -205,14 +95,14 @@ func (c *checkpoint) abandon() {
 		return
 	}
 	if c.hadPrev {
-		_ = writeAtomic(filepath.Join(c.e.runDir, "rebase"), c.repoID+".json", c.prev)
+		_ = rundir.WriteRecordFile(c.e.runDir, c.repoID, c.prev)
 		return
 	}
-	_ = os.Remove(c.path())
+	_ = rundir.RemoveRecord(c.e.runDir, c.repoID)
 }
 
 // id is the restore point id gitread reports.
-func (c *checkpoint) id() string { return "restore:" + c.repoID + ":" + c.rec.CreatedAt }
+func (c *checkpoint) id() string { return c.rec.ID(c.repoID) }
 
 // object is the result's restorePoint object after completion.
 func (c *checkpoint) object(ctx context.Context) map[string]any {
@@ -307,13 +197,12 @@ func (e *Executor) Undo(ctx context.Context, repoPath string) (UndoResult, error
 	if id == "" {
 		return UndoResult{}, fmt.Errorf("no restore point is registered for %s", top)
 	}
-	path := filepath.Join(e.runDir, "rebase", id+".json")
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadRecordFile(e.runDir, id, nil)
 	if err != nil {
 		return UndoResult{}, fmt.Errorf("no restore point for %s: %w", top, err)
 	}
-	var rec record
-	if err := json.Unmarshal(b, &rec); err != nil {
+	rec, err := rundir.ParseRecord(b)
+	if err != nil {
 		return UndoResult{}, fmt.Errorf("the restore record of %s is not valid JSON: %w", top, err)
 	}
 	if ok, why := e.canUndo(ctx, top, rec); !ok {
@@ -332,14 +221,14 @@ func (e *Executor) Undo(ctx context.Context, repoPath string) (UndoResult, error
 		}
 		res.Before = *rec.AfterCommit
 	case rec.Operation == "patch" && pd.PatchFile != "":
-		if !safeID(pd.PatchFile) {
+		if !rundir.ValidID(pd.PatchFile) {
 			return UndoResult{}, fmt.Errorf("the restore record names an unsafe patch file %q", pd.PatchFile)
 		}
 		args := []string{"apply", "-R"}
 		if pd.ApplyToIndex {
 			args = append(args, "--index")
 		}
-		file := filepath.Join(e.runDir, "rebase", pd.PatchFile)
+		file := filepath.Join(e.runDir, rundir.RebaseDir, pd.PatchFile)
 		// --check first: a file edited since the patch makes the reverse
 		// not apply, and then nothing is touched.
 		if _, err := e.run(ctx, top, append(args, "--check", "--end-of-options", file)...); err != nil {
@@ -374,8 +263,7 @@ func (e *Executor) Undo(ctx context.Context, repoPath string) (UndoResult, error
 		res.Before = *rec.BeforeCommit
 	}
 	rec.Undone = true
-	nb, _ := json.Marshal(rec)
-	if err := writeAtomic(filepath.Join(e.runDir, "rebase"), id+".json", nb); err != nil {
+	if err := rundir.WriteRecord(e.runDir, id, rec); err != nil {
 		return res, fmt.Errorf("undone, but the restore record could not be marked undone: %w", err)
 	}
 	return res, nil
@@ -408,37 +296,18 @@ func (e *Executor) RestorePoints(ctx context.Context) ([]RestorePoint, error) {
 	if e.runDir == "" {
 		return nil, nil
 	}
-	des, err := os.ReadDir(filepath.Join(e.runDir, "repos"))
-	if errors.Is(err, os.ErrNotExist) {
-		return []RestorePoint{}, nil
-	}
+	entries, err := rundir.ReadRegistry(e.runDir, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read the repository registry: %w", err)
 	}
 	out := []RestorePoint{}
-	for _, de := range des {
-		id, ok := strings.CutSuffix(de.Name(), ".path")
-		if !ok || !safeID(id) || !de.Type().IsRegular() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(e.runDir, "repos", de.Name()))
+	for _, en := range entries {
+		rec, err := rundir.ReadRecord(e.runDir, en.ID, nil)
 		if err != nil {
 			continue
 		}
-		repo, err := filepath.EvalSymlinks(strings.TrimSpace(string(b)))
-		if err != nil {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join(e.runDir, "rebase", id+".json"))
-		if err != nil {
-			continue
-		}
-		var rec record
-		if json.Unmarshal(raw, &rec) != nil {
-			continue
-		}
-		rp := RestorePoint{RepoPath: repo, RepoID: id, ID: "restore:" + id + ":" + rec.CreatedAt, Operation: rec.Operation,
-			CreatedAt: rec.CreatedAt, Undone: rec.Undone}
+		rp := RestorePoint{RepoPath: en.Path, RepoID: en.ID, ID: rec.ID(en.ID), Operation: rec.Operation,
+			CreatedAt: rec.CreatedAt.Text(), Undone: rec.Undone}
 		if rec.BeforeCommit != nil {
 			rp.Before = *rec.BeforeCommit
 		}
@@ -448,7 +317,7 @@ func (e *Executor) RestorePoints(ctx context.Context) ([]RestorePoint, error) {
 		if rec.BranchRef != nil {
 			rp.Branch = *rec.BranchRef
 		}
-		rp.CanUndo, rp.Why = e.canUndo(ctx, repo, rec)
+		rp.CanUndo, rp.Why = e.canUndo(ctx, en.Path, rec)
 		out = append(out, rp)
 	}
 	slices.SortFunc(out, func(a, b RestorePoint) int { return strings.Compare(a.RepoPath, b.RepoPath) })

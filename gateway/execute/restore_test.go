@@ -318,3 +318,70 @@ func TestUndoSubmoduleReturn(t *testing.T) {
 		t.Fatalf("undo %+v; submodule at %s", u, head(t, sub))
 	}
 }
+
+// TestRestoreRecordsOfOtherWriters pins where the gateway's reading of the
+// run directory changed when it moved to internal/rundir (the flux.* tools'
+// rules): a record another writer left with a numeric created_at is listed
+// (it was skipped: the gateway decoded created_at as a string); a record
+// or registry entry reached through a symbolic link, and a relative
+// registry path, are not read (the gateway followed and resolved them).
+func TestRestoreRecordsOfOtherWriters(t *testing.T) {
+	tests := []struct {
+		name   string
+		build  func(t *testing.T, runDir, repo string)
+		wantID string // "" = no restore point listed
+	}{
+		{"numeric created_at is listed", func(t *testing.T, runDir, repo string) {
+			write(t, runDir, "repos/web.path", repo+"\n")
+			write(t, runDir, "rebase/web.json", `{"operation":"merge","created_at":1700000100,"after_commit":null}`)
+		}, "restore:web:1700000100"},
+		{"gateway layout (control)", func(t *testing.T, runDir, repo string) {
+			write(t, runDir, "repos/web.path", repo+"\n")
+			write(t, runDir, "rebase/web.json", `{"operation":"merge","created_at":"2026-12-01T09:04:05.678Z"}`)
+		}, "restore:web:2026-12-01T09:04:05.678Z"},
+		{"record is a symlink", func(t *testing.T, runDir, repo string) {
+			write(t, runDir, "repos/web.path", repo+"\n")
+			other := tmp(t)
+			write(t, other, "web.json", `{"operation":"merge","created_at":"x"}`)
+			if err := os.MkdirAll(filepath.Join(runDir, "rebase"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(other, "web.json"), filepath.Join(runDir, "rebase", "web.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
+		{"relative registry path", func(t *testing.T, runDir, repo string) {
+			rel, err := filepath.Rel(mustGetwd(t), repo)
+			if err != nil {
+				t.Skip(err)
+			}
+			write(t, runDir, "repos/web.path", rel+"\n")
+			write(t, runDir, "rebase/web.json", `{"operation":"merge","created_at":"x"}`)
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runDir, repo := isolate(t), newRepo(t)
+			tt.build(t, runDir, repo)
+			rps, err := New(Options{RunDir: runDir}).RestorePoints(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.wantID == "" && len(rps) != 0:
+				t.Fatalf("listed %+v, want nothing", rps)
+			case tt.wantID != "" && (len(rps) != 1 || rps[0].ID != tt.wantID || rps[0].RepoPath != repo):
+				t.Fatalf("listed %+v, want one with id %s", rps, tt.wantID)
+			}
+		})
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	d, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

@@ -33,6 +33,7 @@ import (
 	"github.com/fluxgit/fluxgit/internal/audit"
 	"github.com/fluxgit/fluxgit/internal/credpaths"
 	"github.com/fluxgit/fluxgit/internal/privdir"
+	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // DefaultAddr is where the gateway listens unless told otherwise: the
@@ -174,7 +175,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RunDir == "" || !filepath.IsAbs(cfg.RunDir) {
 		return nil, fmt.Errorf("gateway run directory %q must be an absolute path", cfg.RunDir)
 	}
-	dir := filepath.Join(cfg.RunDir, "gateway")
+	dir := rundir.GatewayDir(cfg.RunDir)
 	if err := privdir.Check(dir, privdir.Options{Label: "gateway directory", Create: true}); err != nil {
 		var pe *privdir.Error
 		if errors.As(err, &pe) {

@@ -12,38 +12,28 @@
 package presence
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
-
-	"github.com/google/uuid"
 
 	"github.com/fluxgit/fluxgit/internal/audit"
 	"github.com/fluxgit/fluxgit/internal/envflag"
 	"github.com/fluxgit/fluxgit/internal/privdir"
+	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // EnvDisabled, set to a truthy value (see internal/envflag), turns the
 // presence record off: no file is written.
 const EnvDisabled = "FLUXGIT_MCP_PRESENCE_DISABLED"
 
-// Limits of the record.
+// Writer policy. The document's format and its limits (schemaVersion,
+// 16 repositories, 128-character client fields) are internal/rundir's.
 const (
-	// SchemaVersion is the document's schemaVersion; readers skip others.
-	SchemaVersion = 1
-	// MaxRepos bounds the repositories listed, newest first.
-	MaxRepos = 16
-	// MaxClientChars bounds the client's name and version (characters).
-	MaxClientChars = 128
 	// StaleAge: the first write removes records and temporary files at
 	// least this old, left behind by processes that did not exit cleanly.
 	StaleAge = 24 * time.Hour
@@ -52,35 +42,10 @@ const (
 	MaxSweepEntries = 512
 )
 
-// Dir is where presence records live below a run directory.
-func Dir(runDir string) string { return filepath.Join(runDir, "presence", "mcp") }
-
-// Document is a presence record as written.
-type Document struct {
-	SchemaVersion int    `json:"schemaVersion"`
-	PID           int    `json:"pid"`
-	Client        Client `json:"client"`
-	Repos         []Repo `json:"repos"`
-}
-
-// Client names the MCP client this process serves; nil is JSON null
-// (unknown).
-type Client struct {
-	Name    *string `json:"name"`
-	Version *string `json:"version"`
-}
-
-// Repo is one repository the client called a tool on.
-type Repo struct {
-	RepoPath   string `json:"repoPath"`
-	LastCallMs int64  `json:"lastCallMs"`
-	LastTool   string `json:"lastTool"`
-}
-
 // Options configure a Writer.
 type Options struct {
 	// RunDir is fluxgit's run directory; the record goes to
-	// Dir(RunDir)/<PID>.json.
+	// rundir.PresenceDir(RunDir)/<PID>.json.
 	RunDir string
 	// PID names the record; zero means this process.
 	PID int
@@ -94,6 +59,7 @@ type Options struct {
 // Writer keeps one process's presence record. Its methods are safe for
 // concurrent use; a nil *Writer does nothing.
 type Writer struct {
+	runDir    string
 	dir, path string
 	pid       int
 	warn      func(string)
@@ -101,7 +67,7 @@ type Writer struct {
 	setupErr  error // a run directory that could not be found
 
 	mu     sync.Mutex
-	doc    Document
+	doc    rundir.Presence
 	swept  bool
 	warned bool
 	wrote  bool // the record exists (as far as this process knows)
@@ -126,21 +92,22 @@ func New(o Options) *Writer {
 	case !filepath.IsAbs(o.RunDir):
 		w.setupErr = fmt.Errorf("run directory %s is not absolute", o.RunDir)
 	default:
-		w.dir = Dir(o.RunDir)
-		w.path = filepath.Join(w.dir, strconv.Itoa(w.pid)+".json")
+		w.runDir = o.RunDir
+		w.dir = rundir.PresenceDir(o.RunDir)
+		w.path = filepath.Join(w.dir, rundir.PresenceName(w.pid))
 	}
-	w.doc = Document{SchemaVersion: SchemaVersion, PID: w.pid, Repos: []Repo{}}
+	w.doc = rundir.Presence{SchemaVersion: rundir.PresenceSchemaVersion, PID: w.pid, Repos: []rundir.PresenceRepo{}}
 	return w
 }
 
 // FromEnv returns the Writer the host uses: nil when EnvDisabled is
-// truthy, else one for audit.RunDir (a run directory that cannot be
+// truthy, else one for rundir.Dir (a run directory that cannot be
 // determined is reported by the first Record's warning).
 func FromEnv(warn func(string)) *Writer {
 	if envflag.Set(EnvDisabled) {
 		return nil
 	}
-	runDir, err := audit.RunDir()
+	runDir, err := rundir.Dir()
 	w := New(Options{RunDir: runDir, Warn: warn})
 	if err != nil {
 		w.setupErr = fmt.Errorf("no run directory: %w", err)
@@ -172,11 +139,11 @@ func (w *Writer) Record(clientName, clientVersion, repoPath, tool string) {
 	}
 	w.doc.Client = client(clientName, clientVersion)
 	now := w.now()
-	entry := Repo{RepoPath: repoPath, LastCallMs: now.UnixMilli(), LastTool: tool}
-	repos := make([]Repo, 0, MaxRepos)
+	entry := rundir.PresenceRepo{RepoPath: repoPath, LastCallMs: now.UnixMilli(), LastTool: tool}
+	repos := make([]rundir.PresenceRepo, 0, rundir.MaxPresenceRepos)
 	repos = append(repos, entry)
 	for _, r := range w.doc.Repos {
-		if r.RepoPath != repoPath && len(repos) < MaxRepos {
+		if r.RepoPath != repoPath && len(repos) < rundir.MaxPresenceRepos {
 			repos = append(repos, r)
 		}
 	}
@@ -202,8 +169,8 @@ func (w *Writer) Close() {
 	if !w.wrote {
 		return
 	}
-	if err := os.Remove(w.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		w.warnOnce(fmt.Errorf("remove %s: %w", w.path, err))
+	if err := rundir.RemovePresence(w.runDir, w.pid); err != nil {
+		w.warnOnce(err)
 	}
 }
 
@@ -228,24 +195,8 @@ func (w *Writer) write(now time.Time) error {
 		w.swept = true
 		sweep(w.dir, now)
 	}
-	b, err := json.Marshal(w.doc)
-	if err != nil {
-		return fmt.Errorf("encode presence record: %w", err)
-	}
-	tmp := filepath.Join(w.dir, "."+strconv.Itoa(w.pid)+"."+uuid.NewString()+".tmp")
-	f, err := createNew(tmp)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", tmp, err)
-	}
-	_, werr := f.Write(b)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, w.path); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("replace %s: %w", w.path, err)
+	if err := rundir.WritePresence(w.runDir, w.doc); err != nil {
+		return fmt.Errorf("%s: %w", w.path, err)
 	}
 	return nil
 }
@@ -297,32 +248,13 @@ func sweep(dir string, now time.Time) {
 // client builds the record's client: the name is null when it would
 // become the host's fallback agent id (no usable name), the version when
 // nothing is left of it.
-func client(name, version string) Client {
-	var c Client
-	if n := Clean(name); n != "" && audit.SessionID(n) != audit.FallbackSessionID {
+func client(name, version string) rundir.PresenceClient {
+	var c rundir.PresenceClient
+	if n := rundir.CleanClientField(name); n != "" && audit.SessionID(n) != audit.FallbackSessionID {
 		c.Name = &n
 	}
-	if v := Clean(version); v != "" {
+	if v := rundir.CleanClientField(version); v != "" {
 		c.Version = &v
 	}
 	return c
-}
-
-// Clean prepares a client-supplied string for the record: invalid UTF-8
-// replaced, control characters removed, white space trimmed, at most
-// MaxClientChars characters.
-func Clean(s string) string {
-	s = strings.ToValidUTF8(s, string(utf8.RuneError))
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, s)
-	s = strings.TrimSpace(s)
-	if utf8.RuneCountInString(s) > MaxClientChars {
-		s = string([]rune(s)[:MaxClientChars])
-		s = strings.TrimSpace(s)
-	}
-	return s
 }

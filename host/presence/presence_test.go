@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // runDir is a fresh run directory reached without symbolic links (the
@@ -40,13 +42,13 @@ func (w *warnings) list() []string {
 	return append([]string(nil), w.msgs...)
 }
 
-func readDoc(t *testing.T, path string) Document {
+func readDoc(t *testing.T, path string) rundir.Presence {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d Document
+	var d rundir.Presence
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("record %s is not JSON: %v\n%s", path, err, b)
 	}
@@ -114,7 +116,7 @@ func TestRecordCapAndFields(t *testing.T) {
 		w.Record("c", "1", fmt.Sprintf("/r/%02d", i), "repo.status")
 	}
 	d := readDoc(t, w.Path())
-	if len(d.Repos) != MaxRepos || d.Repos[0].RepoPath != "/r/19" || d.Repos[15].RepoPath != "/r/04" {
+	if len(d.Repos) != rundir.MaxPresenceRepos || d.Repos[0].RepoPath != "/r/19" || d.Repos[15].RepoPath != "/r/04" {
 		t.Fatalf("repos = %+v", d.Repos)
 	}
 	var raw map[string]json.RawMessage
@@ -127,8 +129,8 @@ func TestRecordCapAndFields(t *testing.T) {
 	long := "a" + strings.Repeat("é", 300)
 	w.Record(long, long, "/r/x", "repo.status")
 	d = readDoc(t, w.Path())
-	if d.Client.Name == nil || len([]rune(*d.Client.Name)) != MaxClientChars || len([]rune(*d.Client.Version)) != MaxClientChars {
-		t.Fatalf("client %v/%v, want both cut to %d characters", deref(d.Client.Name), deref(d.Client.Version), MaxClientChars)
+	if d.Client.Name == nil || len([]rune(*d.Client.Name)) != rundir.MaxClientChars || len([]rune(*d.Client.Version)) != rundir.MaxClientChars {
+		t.Fatalf("client %v/%v, want both cut to %d characters", deref(d.Client.Name), deref(d.Client.Version), rundir.MaxClientChars)
 	}
 }
 
@@ -164,7 +166,7 @@ func TestRefusedDirectory(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(run, "presence"), 0o700); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink(elsewhere, Dir(run)); err != nil {
+			if err := os.Symlink(elsewhere, rundir.PresenceDir(run)); err != nil {
 				t.Skip("no symlinks:", err)
 			}
 		}},
@@ -172,7 +174,7 @@ func TestRefusedDirectory(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(run, "presence"), 0o700); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(Dir(run), nil, 0o600); err != nil {
+			if err := os.WriteFile(rundir.PresenceDir(run), nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -209,7 +211,7 @@ func TestRefusedDirectory(t *testing.T) {
 
 func TestSweep(t *testing.T) {
 	run := runDir(t)
-	dir := Dir(run)
+	dir := rundir.PresenceDir(run)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +305,7 @@ func TestConcurrentWriters(t *testing.T) {
 				readErr = err
 				return
 			}
-			var d Document
+			var d rundir.Presence
 			if err := json.Unmarshal(b, &d); err != nil || d.SchemaVersion != 1 {
 				readErr = fmt.Errorf("partial record %q: %v", b, err)
 				return
@@ -324,8 +326,8 @@ func TestConcurrentWriters(t *testing.T) {
 	if readErr != nil {
 		t.Fatal(readErr)
 	}
-	if d := readDoc(t, w.Path()); len(d.Repos) != MaxRepos {
-		t.Fatalf("%d repos, want %d", len(d.Repos), MaxRepos)
+	if d := readDoc(t, w.Path()); len(d.Repos) != rundir.MaxPresenceRepos {
+		t.Fatalf("%d repos, want %d", len(d.Repos), rundir.MaxPresenceRepos)
 	}
 }
 

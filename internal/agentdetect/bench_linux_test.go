@@ -11,6 +11,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // BenchmarkDetect measures one whole detection (process table, editors,
@@ -40,7 +42,7 @@ func BenchmarkDetect(b *testing.B) {
 	now := time.Now()
 	run := b.TempDir()
 	for i := range 50 {
-		writeBenchFile(b, PresenceDir(run), fmt.Sprintf("%d.json", 700000+i),
+		writeBenchFile(b, rundir.PresenceDir(run), fmt.Sprintf("%d.json", 700000+i),
 			fmt.Sprintf(`{"schemaVersion":1,"pid":%d,"client":{"name":"codex-mcp-client","version":"1"},"repos":[{"repoPath":%q,"lastCallMs":%d,"lastTool":"repo.status"}]}`,
 				700000+i, repo, now.Add(-time.Minute).UnixMilli()))
 	}

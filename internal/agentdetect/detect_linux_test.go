@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // TestDetectRealSources runs the default sources against real processes
@@ -21,7 +23,7 @@ func TestDetectRealSources(t *testing.T) {
 	gem := startHelper(t, repo, "sleep", "gemini")
 	now := time.Now()
 	run := t.TempDir()
-	writeRecord(t, PresenceDir(run), "x.json", record(fam.child, client("claude-code"), recRepo{repo, now.Add(-5 * time.Minute).UnixMilli(), "repo.status"}), now)
+	writeRecord(t, rundir.PresenceDir(run), "x.json", record(fam.child, client("claude-code"), recRepo{repo, now.Add(-5 * time.Minute).UnixMilli(), "repo.status"}), now)
 	q := Query{Repo: repo, Worktrees: []string{repo}, Home: t.TempDir(), Env: func(string) string { return "" }, RunDir: run, SelfPID: os.Getpid(), Now: now}
 	r := Detect(context.Background(), q, DefaultSources(Options{}))
 	if len(r.Failed) != 0 {

@@ -2,39 +2,30 @@ package agentdetect
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // Reader limits for presence records: a crowded or hostile run directory
 // costs bounded work.
 const (
-	maxPresenceFiles     = 256
-	maxPresenceFileBytes = 64 << 10
-	maxPresenceRepos     = 16
+	maxPresenceFiles = 256
 	// maxFutureSkew: a lastCallMs further ahead than this is a clock
 	// error or a forgery, not a call.
 	maxFutureSkew = 60 * time.Second
 	// maxUnknownClients bounds the distinct unknown client names kept;
 	// further ones report as "mcp-client".
 	maxUnknownClients = 32
-	maxClientField    = 128
 	maxToolName       = 128
 )
-
-// PresenceDir is where fluxgit's presence records live below a run
-// directory.
-func PresenceDir(runDir string) string {
-	return filepath.Join(runDir, "presence", "mcp")
-}
 
 // PresenceSource reads fluxgit's presence records (<RunDir>/presence/mcp)
 // and FluxGit's (Query.FluxGitPresenceDirs): every other MCP server
@@ -44,27 +35,13 @@ type PresenceSource struct{}
 // Name implements Source.
 func (PresenceSource) Name() string { return SourceMCP }
 
-type presenceDoc struct {
-	SchemaVersion int `json:"schemaVersion"`
-	PID           int `json:"pid"`
-	Client        *struct {
-		Name    *string `json:"name"`
-		Version *string `json:"version"`
-	} `json:"client"`
-	Repos []struct {
-		RepoPath   string `json:"repoPath"`
-		LastCallMs int64  `json:"lastCallMs"`
-		LastTool   string `json:"lastTool"`
-	} `json:"repos"`
-}
-
 // Scan implements Source. A directory that does not exist is no error (no
 // other server ever wrote one); one that is a symbolic link is not
 // followed.
 func (PresenceSource) Scan(ctx context.Context, q Query) ([]Finding, error) {
 	var dirs []string
 	if q.RunDir != "" {
-		dirs = append(dirs, PresenceDir(q.RunDir))
+		dirs = append(dirs, rundir.PresenceDir(q.RunDir))
 	}
 	dirs = append(dirs, q.FluxGitPresenceDirs...)
 	r := presenceReader{q: q, unknown: map[string]bool{}}
@@ -95,7 +72,14 @@ func (r *presenceReader) readDir(ctx context.Context, dir string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("presence records %s: not a real directory", dir)
 	}
-	entries, err := os.ReadDir(dir)
+	// Records are read through an os.Root of the directory, so none is
+	// reached through a symbolic link (internal/rundir's bounded reader).
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("presence records %s: %w", dir, err)
+	}
+	defer root.Close()
+	entries, err := rundir.ReadDir(root, ".")
 	if err != nil {
 		return fmt.Errorf("presence records %s: %w", dir, err)
 	}
@@ -112,14 +96,14 @@ func (r *presenceReader) readDir(ctx context.Context, dir string) error {
 			continue
 		}
 		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() || info.Size() > maxPresenceFileBytes {
+		if err != nil || !info.Mode().IsRegular() || info.Size() > rundir.MaxPresenceBytes {
 			continue
 		}
 		if r.q.Now.Sub(info.ModTime()) > Freshness {
 			continue
 		}
 		r.read++
-		if f, ok := r.readRecord(filepath.Join(dir, name), info); ok {
+		if f, ok := r.readRecord(root, name, info); ok {
 			r.out = append(r.out, f)
 		}
 	}
@@ -127,20 +111,20 @@ func (r *presenceReader) readDir(ctx context.Context, dir string) error {
 }
 
 // readRecord parses one record; any defect drops the record alone.
-func (r *presenceReader) readRecord(path string, info os.FileInfo) (Finding, bool) {
-	b, ok := readRegular(path, info, maxPresenceFileBytes)
-	if !ok {
+func (r *presenceReader) readRecord(root *os.Root, name string, info os.FileInfo) (Finding, bool) {
+	b, st, err := rundir.ReadFile(root, name, rundir.MaxPresenceBytes, nil)
+	if err != nil || !os.SameFile(st, info) {
 		return Finding{}, false
 	}
-	var doc presenceDoc
-	if json.Unmarshal(b, &doc) != nil || doc.SchemaVersion != 1 || doc.PID <= 0 || doc.PID == r.q.SelfPID {
+	doc, err := rundir.ParsePresence(b)
+	if err != nil || doc.PID == r.q.SelfPID {
 		return Finding{}, false
 	}
 	now := r.q.Now
 	var best int64 = -1
 	var tool string
 	for i, repo := range doc.Repos {
-		if i == maxPresenceRepos {
+		if i == rundir.MaxPresenceRepos {
 			break
 		}
 		at := time.UnixMilli(repo.LastCallMs)
@@ -160,21 +144,17 @@ func (r *presenceReader) readRecord(path string, info os.FileInfo) (Finding, boo
 		LastActivityMs: &best,
 		Confidence:     ConfidenceRegistry,
 	}
-	var name string
-	if doc.Client != nil {
-		c := &MCPClient{}
-		if doc.Client.Name != nil {
-			c.Name = cleanField(*doc.Client.Name, maxClientField)
-		}
-		if doc.Client.Version != nil {
-			c.Version = cleanField(*doc.Client.Version, maxClientField)
-		}
-		if c.Name != "" || c.Version != "" {
-			f.MCPClient = c
-		}
-		name = c.Name
+	c := &MCPClient{}
+	if doc.Client.Name != nil {
+		c.Name = rundir.CleanClientField(*doc.Client.Name)
 	}
-	f.Agent = CallerAgent(name)
+	if doc.Client.Version != nil {
+		c.Version = rundir.CleanClientField(*doc.Client.Version)
+	}
+	if c.Name != "" || c.Version != "" {
+		f.MCPClient = c
+	}
+	f.Agent = CallerAgent(c.Name)
 	if f.Agent != FallbackClientAgent && !knownAgent(f.Agent) && !r.unknown[f.Agent] {
 		if len(r.unknown) >= maxUnknownClients {
 			f.Agent = FallbackClientAgent
@@ -222,22 +202,6 @@ func readRegular(path string, info os.FileInfo, limit int64) ([]byte, bool) {
 		return nil, false
 	}
 	return b, true
-}
-
-// cleanField trims a recorded string, drops control characters and caps
-// its length, as the writer does, so a hand-made record cannot smuggle
-// more into a report.
-func cleanField(s string, limit int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, strings.TrimSpace(s))
-	if r := []rune(s); len(r) > limit {
-		s = string(r[:limit])
-	}
-	return s
 }
 
 // toolName keeps a recorded tool name only if it looks like one.

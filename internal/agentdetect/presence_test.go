@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // writeRecord writes a presence record document as the host does
@@ -57,7 +59,7 @@ func TestPresenceSource(t *testing.T) {
 	other := newRepo(t, "other")
 	now := time.Now()
 	run := t.TempDir()
-	dir := PresenceDir(run)
+	dir := rundir.PresenceDir(run)
 	self := 999001
 	q := Query{Repo: repo, Worktrees: []string{repo, wt}, RunDir: run, SelfPID: self, Now: now}
 	ms := func(d time.Duration) int64 { return now.Add(d).UnixMilli() }
@@ -167,7 +169,7 @@ func TestPresenceSourceLimits(t *testing.T) {
 	run := t.TempDir()
 	q := Query{Repo: repo, RunDir: run, Now: now}
 	for i := range 300 {
-		writeRecord(t, PresenceDir(run), fmt.Sprintf("%d.json", 5000+i),
+		writeRecord(t, rundir.PresenceDir(run), fmt.Sprintf("%d.json", 5000+i),
 			record(5000+i, client(fmt.Sprintf("stranger%03d", i)), recRepo{repo, now.Add(-time.Minute).UnixMilli(), "t"}), now)
 	}
 	fs, err := PresenceSource{}.Scan(context.Background(), q)
@@ -209,7 +211,7 @@ func TestPresenceSourceDirectories(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(run, "presence"), 0o700); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink(real, PresenceDir(run)); err != nil {
+			if err := os.Symlink(real, rundir.PresenceDir(run)); err != nil {
 				t.Skip(err)
 			}
 			return Query{Repo: repo, RunDir: run, Now: now}

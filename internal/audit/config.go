@@ -3,7 +3,6 @@ package audit
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -129,7 +128,7 @@ func PathFromEnv() (string, error) {
 	if err != nil {
 		return "", &ConfigError{fmt.Errorf("no ledger path: %v; set %s, %s or %s", err, EnvRunDir, EnvLog, EnvDisabled)}
 	}
-	return filepath.Join(run, "audit", "mcp.jsonl"), nil
+	return rundir.AuditLog(run), nil
 }
 
 // RetentionFromEnv reads the retention policy over DefaultRetention. A

@@ -176,7 +176,7 @@ func gatewayState(getenv func(string) string, runDir, secretDir string) []State 
 			"set " + EnvSecretDir + " (or XDG_RUNTIME_DIR) to " + privateFix})
 	}
 	if runDir != "" {
-		out = append(out, State{Path{Label: "gateway state directory (journal, lock)", Path: Canonical(filepath.Join(runDir, "gateway")), Dir: true},
+		out = append(out, State{Path{Label: "gateway state directory (journal, lock)", Path: Canonical(rundir.GatewayDir(runDir)), Dir: true},
 			"set " + EnvRunDir + " (or pass --run-dir) to " + privateFix + ", and give the MCP server the same " + EnvRunDir})
 	}
 	out = append(out, envState(getenv)...)
@@ -246,7 +246,7 @@ func gatewayProtected(getenv func(string) string) []Path {
 		rd, _ = rundir.Dir()
 	}
 	if rd != "" {
-		out = append(out, Path{Label: "gateway session and journal", Path: Canonical(filepath.Join(rd, "gateway")), Dir: true})
+		out = append(out, Path{Label: "gateway session and journal", Path: Canonical(rundir.GatewayDir(rd)), Dir: true})
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fluxgit/fluxgit/internal/agentdetect"
+	"github.com/fluxgit/fluxgit/internal/rundir"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -228,7 +229,7 @@ func TestCallerOwnDeadPresenceRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("FLUXGIT_RUN_DIR", run)
-	dir := agentdetect.PresenceDir(run)
+	dir := rundir.PresenceDir(run)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

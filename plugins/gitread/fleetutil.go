@@ -13,67 +13,41 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/fluxgit/fluxgit/internal/credpaths"
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // Budgets of the fleet tools: they keep a fleet-wide answer bounded however many repositories the registry names.
 const (
-	fxRegistryMaxEntries = 4096
-	fxRegistryMaxFile    = 32 << 10
-	fxReflogTailBytes    = 1 << 20
-	fxFleetWorkers       = 4
+	fxReflogTailBytes = 1 << 20
+	fxFleetWorkers    = 4
 )
 
-// fxEnvRunDir names the FluxGit run directory. It is read at call time, so a
-// change in the provider's environment applies to the next call.
-const fxEnvRunDir = "FLUXGIT_RUN_DIR"
-
-// fxDefaultRunDir is FluxGit's per-OS run directory.
-func fxDefaultRunDir() string {
-	switch runtime.GOOS {
-	case "windows":
-		if d := os.Getenv("LOCALAPPDATA"); d != "" {
-			return filepath.Join(d, "FluxGit", "run")
-		}
-	case "darwin":
-		if h, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(h, "Library", "Application Support", "FluxGit", "run")
-		}
-	default:
-		// The same default as the host's (internal/audit RunDir), so that the
-		// run directory the host accepts is the one read here.
-		if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
-			return filepath.Join(d, "FluxGit", "run")
-		}
-		if h, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(h, ".local", "share", "FluxGit", "run")
-		}
-	}
-	return ""
-}
-
-// fxRunDirFor returns the run directory: the runDir argument when given,
-// else FLUXGIT_RUN_DIR, else the per-OS default. It must be absolute.
+// fxRunDirFor returns the run directory: the runDir argument when given
+// (it must be absolute), else rundir.Dir (FLUXGIT_RUN_DIR made absolute,
+// else the per-OS default).
 // A run directory inside a protected location (the gateway's own
 // directory, the secret directory) is refused: the run-directory readers
 // open only their own files, but the directory itself must not be one the
 // person's credentials live in.
 func fxRunDirFor(arg string) (string, error) {
-	dir, field := fxDefaultRunDir(), "the FluxGit run directory"
-	switch d := os.Getenv(fxEnvRunDir); {
-	case arg != "":
+	field := "the FluxGit run directory"
+	var dir string
+	if arg != "" {
 		if !filepath.IsAbs(arg) || strings.ContainsRune(arg, 0) {
 			return "", invalid("arguments.runDir must be an absolute filesystem path")
 		}
 		dir, field = filepath.Clean(arg), "arguments.runDir"
-	case d != "" && filepath.IsAbs(d):
-		dir = filepath.Clean(d)
+	} else {
+		// The one resolver the host and the gateway use too (read at call
+		// time, so a change in the provider's environment applies to the
+		// next call); an unknown default leaves no run directory.
+		dir, _ = rundir.Dir()
 	}
 	if dir != "" {
 		if e, ok := credpaths.Lookup(protectedList(), dir); ok {
@@ -81,11 +55,6 @@ func fxRunDirFor(arg string) (string, error) {
 		}
 	}
 	return dir, nil
-}
-
-// fxSafeRepoID reports whether id can name a file inside the run directory.
-func fxSafeRepoID(id string) bool {
-	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, "/\\\x00")
 }
 
 // fxRegistryEntry is one <runDir>/repos/<id>.path file.
@@ -98,57 +67,25 @@ type fxRegistryEntry struct {
 // do not resolve are skipped; with allowed roots, entries outside them are
 // skipped and counted in excluded.
 func fxReadRegistry(runDir string, roots []string) (entries []fxRegistryEntry, excluded int) {
-	if runDir == "" {
-		return nil, 0
-	}
-	root, err := os.OpenRoot(runDir)
-	if err != nil {
-		return nil, 0
-	}
-	defer root.Close()
-	des, err := fxReadRunDirList(root, "repos")
+	all, err := rundir.ReadRegistry(runDir, fxRefuseProtected)
 	if err != nil {
 		return nil, 0
 	}
 	seen := map[string]bool{}
 	protected := protectedList()
-	n := 0
-	for _, de := range des {
-		name := de.Name()
-		if !strings.HasSuffix(name, ".path") || !de.Type().IsRegular() {
-			continue
-		}
-		if n++; n > fxRegistryMaxEntries {
-			break
-		}
-		id := strings.TrimSuffix(name, ".path")
-		if !fxSafeRepoID(id) {
-			continue
-		}
-		b, err := fxReadRunDirFile(root, fxRegistryMaxFile, "repos", name)
-		if err != nil {
-			continue
-		}
-		p := strings.TrimSpace(string(b))
-		if p == "" || !filepath.IsAbs(p) || strings.ContainsAny(p, "\x00\n") {
-			continue
-		}
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			continue
-		}
-		if _, ok := credpaths.Lookup(protected, real); ok {
+	for _, e := range all {
+		if _, ok := credpaths.Lookup(protected, e.Path); ok {
 			continue // never a repository any tool opens
 		}
-		if len(roots) > 0 && !insideAny(real, roots) {
+		if len(roots) > 0 && !insideAny(e.Path, roots) {
 			excluded++
 			continue
 		}
-		if seen[real] {
+		if seen[e.Path] {
 			continue
 		}
-		seen[real] = true
-		entries = append(entries, fxRegistryEntry{id: id, path: real})
+		seen[e.Path] = true
+		entries = append(entries, fxRegistryEntry{id: e.ID, path: e.Path})
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].path < entries[j].path })
 	return entries, excluded

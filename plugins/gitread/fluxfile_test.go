@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // TestRunDirFilesNotFollowedOut: a restore point record or registry entry
@@ -49,7 +51,7 @@ func TestRunDirFilesNotFollowedOut(t *testing.T) {
 			}
 		}, "not a regular file"},
 		{"record too large", func(t *testing.T, run string) {
-			write(t, run, "rebase/web.json", `{"operation":"`+strings.Repeat("x", fxMaxRecord)+`"}`)
+			write(t, run, "rebase/web.json", `{"operation":"`+strings.Repeat("x", rundir.MaxRecordBytes)+`"}`)
 		}, "file too large"},
 	}
 	for _, tt := range tests {
@@ -106,5 +108,69 @@ func mustSymlink(t *testing.T, target, link string) {
 	t.Helper()
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunDirResolvedLikeTheHost pins where the flux.* and fleet.* tools look
+// for the run directory: the resolver the host and the gateway use
+// (internal/rundir). The provider's own copy used to ignore a relative
+// FLUXGIT_RUN_DIR and read the default run directory instead, so it never
+// saw the registry and records written to the relative one.
+func TestRunDirResolvedLikeTheHost(t *testing.T) {
+	repo := newRepo(t)
+	cwd := tempDir(t)
+	t.Chdir(cwd)
+	home := tempDir(t)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_DATA_HOME", "")
+	write(t, cwd, "state/run/repos/web.path", repo+"\n")
+	write(t, home, ".local/share/FluxGit/run/repos/default.path", repo+"\n")
+	tests := []struct {
+		name, env, wantDir, wantID string
+	}{
+		{"relative (was: ignored, the default read)", "state/run", filepath.Join(cwd, "state", "run"), "web"},
+		{"absolute with spaces around (was: not trimmed)", "  " + filepath.Join(cwd, "state", "run") + " ", filepath.Join(cwd, "state", "run"), "web"},
+		{"unset: the default", "", filepath.Join(home, ".local", "share", "FluxGit", "run"), "default"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("FLUXGIT_RUN_DIR", tt.env)
+			dir, err := fxRunDirFor("")
+			if err != nil || dir != tt.wantDir {
+				t.Fatalf("fxRunDirFor = %q, %v; want %q", dir, err, tt.wantDir)
+			}
+			if id := fxRegistryID(dir, repo); id != tt.wantID {
+				t.Fatalf("registry id %q, want %q", id, tt.wantID)
+			}
+		})
+	}
+}
+
+// TestRestorePointOperationEmpty: the record's operation is one string in
+// internal/rundir; a record without one (null, missing, or "") reports
+// operation null. The provider's copy used to report "" for an explicit
+// empty string and null for the others.
+func TestRestorePointOperationEmpty(t *testing.T) {
+	repo := newRepo(t)
+	fxNoGateway(t)
+	t.Setenv("FLUXGIT_GATEWAY_ADDR", "127.0.0.1:4000")
+	tests := []struct{ name, record, want string }{
+		{"string", `{"operation":"merge","created_at":1}`, `"operation":"merge"`},
+		{"empty string (was \"\")", `{"operation":"","created_at":1}`, `"operation":null`},
+		{"null", `{"operation":null,"created_at":1}`, `"operation":null`},
+		{"missing", `{"created_at":1}`, `"operation":null`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := tempDir(t)
+			write(t, run, "rebase/web.json", tt.record)
+			res, err := call(t, "flux.latestRestorePoint", map[string]any{"repoPath": repo, "repoId": "web", "runDir": run})
+			if err != nil || res.Error != nil {
+				t.Fatalf("%v %+v", err, res.Error)
+			}
+			if !strings.Contains(string(res.Data), tt.want) || !strings.Contains(string(res.Data), `"id":"restore:web:1"`) {
+				t.Fatalf("want %s and the id in %s", tt.want, res.Data)
+			}
+		})
 	}
 }

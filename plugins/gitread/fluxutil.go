@@ -13,18 +13,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/fluxgit/fluxgit/internal/credpaths"
 	"github.com/fluxgit/fluxgit/internal/fluxbridge"
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/rundir"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -37,7 +36,6 @@ const (
 
 const (
 	fxApprovalMessage = "Restoring, undoing or redoing changes history; it needs a write proposal a person approves."
-	fxMaxRecord       = 1 << 20
 )
 
 // upgradeHint is the 10001 hint: how the person starts fluxgit's own
@@ -118,20 +116,6 @@ type RestorePointMetadata struct {
 	CurrentHead      *string         `json:"currentHead"`
 }
 
-type fxRecord struct {
-	Operation   *string         `json:"operation"`
-	BeforeCmt   *string         `json:"before_commit"`
-	AfterCmt    *string         `json:"after_commit"`
-	BranchRef   *string         `json:"branch_ref"`
-	Undone      bool            `json:"undone"`
-	CreatedAt   json.RawMessage `json:"created_at"`
-	BeforeRef   *string         `json:"before_ref"`
-	AfterRef    *string         `json:"after_ref"`
-	UpstreamRef *string         `json:"upstream_ref"`
-	ResetMode   *string         `json:"reset_mode"`
-	Plan        json.RawMessage `json:"plan"`
-}
-
 // fxRestoreContext is what every FluxGit-local tool needs.
 type fxRestoreContext struct {
 	r      *repo
@@ -149,7 +133,7 @@ func (p *Provider) fxFluxOpen(ctx context.Context, call *sdk.Call) (*fxRestoreCo
 	if err != nil {
 		return nil, err
 	}
-	if a.RepoID != "" && !fxSafeRepoID(strings.TrimSpace(a.RepoID)) {
+	if a.RepoID != "" && !rundir.ValidID(strings.TrimSpace(a.RepoID)) {
 		return nil, invalid("arguments.repoId must be a safe file name (no '/', '\\' or NUL, not '.' or '..')")
 	}
 	r, err := p.open(ctx, call, a.RepoPath)
@@ -168,10 +152,10 @@ func (p *Provider) fxRestorePoints(ctx context.Context, c *fxRestoreContext) ([]
 	if c.repoID == "" || c.runDir == "" {
 		return []RestorePoint{}, nil
 	}
-	path := filepath.Join(c.runDir, "rebase", c.repoID+".json")
+	path := rundir.RecordPath(c.runDir, c.repoID)
 	// Messages name the record relative to the run directory only.
-	rel := "rebase/" + c.repoID + ".json"
-	b, err := fxReadRunDir(c.runDir, fxMaxRecord, "rebase", c.repoID+".json")
+	rel := rundir.RebaseDir + "/" + c.repoID + ".json"
+	b, err := rundir.ReadRecordFile(c.runDir, c.repoID, fxRefuseProtected)
 	if errors.Is(err, os.ErrNotExist) {
 		return []RestorePoint{}, nil
 	}
@@ -179,8 +163,8 @@ func (p *Provider) fxRestorePoints(ctx context.Context, c *fxRestoreContext) ([]
 	if err != nil {
 		return nil, &failure{cmd, "cannot read the restore point record " + rel + " in the FluxGit run directory: " + err.Error()}
 	}
-	var rec fxRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
+	rec, err := rundir.ParseRecord(b)
+	if err != nil {
 		return nil, &failure{cmd, "the restore point record " + rel + " in the FluxGit run directory is not valid JSON: " + err.Error()}
 	}
 	var branch, head *string
@@ -216,64 +200,28 @@ func (p *Provider) fxRestorePoints(ctx context.Context, c *fxRestoreContext) ([]
 	}
 	eq := func(a, b *string) bool { return a != nil && b != nil && *a == *b }
 	branchMatches := (rec.BranchRef == nil || *rec.BranchRef == "") && branch == nil || eq(rec.BranchRef, branch)
-	created := rec.CreatedAt
-	if len(created) == 0 {
-		created = json.RawMessage("null")
-	}
 	plan := rec.Plan
 	if len(plan) == 0 {
 		plan = json.RawMessage("null")
 	}
+	// A record without an operation (null, missing or "") reports null.
+	var op *string
+	if rec.Operation != "" {
+		op = &rec.Operation
+	}
 	rp := RestorePoint{
-		ID:     "restore:" + c.repoID + ":" + fxCreatedText(created),
-		RepoID: c.repoID, Before: rec.BeforeCmt, After: rec.AfterCmt, Operation: rec.Operation,
-		CanUndo:          !rec.Undone && branchMatches && eq(head, rec.AfterCmt),
-		CanRedo:          rec.Undone && branchMatches && eq(head, rec.BeforeCmt),
+		ID:     rec.ID(c.repoID),
+		RepoID: c.repoID, Before: rec.BeforeCommit, After: rec.AfterCommit, Operation: op,
+		CanUndo:          !rec.Undone && branchMatches && eq(head, rec.AfterCommit),
+		CanRedo:          rec.Undone && branchMatches && eq(head, rec.BeforeCommit),
 		ApprovalRequired: true, ApprovalMessage: fxApprovalMessage,
 		Metadata: RestorePointMetadata{
-			CheckpointPath: path, CreatedAt: created, BranchRef: rec.BranchRef, Undone: rec.Undone,
+			CheckpointPath: path, CreatedAt: rec.CreatedAt.Raw(), BranchRef: rec.BranchRef, Undone: rec.Undone,
 			BeforeRef: rec.BeforeRef, AfterRef: rec.AfterRef, UpstreamRef: rec.UpstreamRef, ResetMode: rec.ResetMode,
 			Plan: plan, CurrentBranchRef: branch, CurrentHead: head,
 		},
 	}
 	return []RestorePoint{rp}, nil
-}
-
-// fxCreatedText renders created_at for the id: a number or a string as is.
-func fxCreatedText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		return n.String()
-	}
-	return "unknown"
-}
-
-// fxCreatedUnix converts created_at (Unix seconds or milliseconds, or an
-// RFC 3339 string) to Unix seconds; 0 when unknown.
-func fxCreatedUnix(raw json.RawMessage) int64 {
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		if f, err := n.Float64(); err == nil {
-			if f > 1e12 {
-				f /= 1000
-			}
-			return int64(f)
-		}
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-			return t.Unix()
-		}
-		if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return v
-		}
-	}
-	return 0
 }
 
 // TimelineAction is a next step an agent can take on an event.
@@ -334,7 +282,7 @@ func (p *Provider) fxTimeline(ctx context.Context, c *fxRestoreContext) ([]Timel
 			summary := fmt.Sprintf("FluxGit recorded a restore point before %s in %s.", op, label)
 			ev := TimelineEvent{
 				ID: rp.ID, RepoLabel: label, Source: "restore_point", Kind: "restore_created", Severity: "warning",
-				Title: "Restore point: " + op, Summary: summary, OccurredAtUnix: fxCreatedUnix(rp.Metadata.CreatedAt),
+				Title: "Restore point: " + op, Summary: summary, OccurredAtUnix: rundir.ParseCreatedAt(rp.Metadata.CreatedAt).Unix(),
 				HeadBefore: rp.Before, HeadAfter: rp.After, RestorePoint: &rp, CanCompare: rp.Before != nil && rp.After != nil,
 				ApprovalRequired: true,
 				Actions: []TimelineAction{
@@ -399,134 +347,17 @@ func (p *Provider) fxTimeline(ctx context.Context, c *fxRestoreContext) ([]Timel
 	return events, truncated, nil
 }
 
-// Errors of the run-directory readers. They never carry a path: the reason
-// is enough, and a link target may lie outside everything the caller may
-// learn about.
-var (
-	errFxNotRegular = errors.New("not a regular file (symbolic links, devices and FIFOs are refused)")
-	errFxLinkedDir  = errors.New("a directory on the way is a symbolic link or not a directory")
-	errFxTooLarge   = errors.New("file too large")
-	errFxSwapped    = errors.New("the file changed while it was opened")
-	errFxUnreadable = errors.New("cannot be read")
-	errFxNotOwned   = errors.New("not a file the FluxGit run-directory tools read (only repos/<id>.path and rebase/<id>.json)")
-	errFxProtected  = errors.New("it is a protected file of the person's (a credential or the gateway's state), which fluxgit never reads")
-)
+// errFxProtected refuses a run-directory file that is a protected file of
+// the person's by identity (a hard link to the session secret named like a
+// record).
+var errFxProtected = errors.New("it is a protected file of the person's (a credential or the gateway's state), which fluxgit never reads")
 
-// fxOwnedRunDirFile is the allow-list of run-directory files these tools
-// read: repos/<id>.path (the registry) and rebase/<id>.json (restore point
-// records), <id> a safe file name.
-func fxOwnedRunDirFile(elems []string) bool {
-	if len(elems) != 2 {
-		return false
-	}
-	switch dir, name := elems[0], elems[1]; dir {
-	case "repos":
-		return strings.HasSuffix(name, ".path") && fxSafeRepoID(strings.TrimSuffix(name, ".path"))
-	case "rebase":
-		return strings.HasSuffix(name, ".json") && fxSafeRepoID(strings.TrimSuffix(name, ".json"))
-	}
-	return false
-}
-
-// fxReadRunDir reads the file elems names below runDir (see
-// fxReadRunDirFile). A missing run directory or file is os.ErrNotExist.
-func fxReadRunDir(runDir string, limit int64, elems ...string) ([]byte, error) {
-	root, err := os.OpenRoot(runDir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, os.ErrNotExist
-		}
-		return nil, errFxUnreadable
-	}
-	defer root.Close()
-	return fxReadRunDirFile(root, limit, elems...)
-}
-
-// fxReadRunDirFile reads the regular file elems names inside the run
-// directory root, at most limit bytes. It follows no symbolic link below the
-// run directory — neither the file nor a directory on the way may be one —
-// and opening goes through os.Root, so nothing outside the run directory is
-// reached even if an entry is swapped for a link between the checks; the
-// opened file must be the one checked (SameFile). A FIFO never blocks the
-// call (non-blocking open, then the type check).
-//
-// Only the run directory's formats these tools own are opened
-// (fxOwnedRunDirFile): the registry and the restore point records. Nothing
-// else below a run directory — the gateway's session and journal, the
-// audit ledger, presence records — is ever opened here, whatever runDir
-// names; and a file that is a protected one by identity (a hard link to
-// the session secret named like a record) is refused after the open.
-func fxReadRunDirFile(root *os.Root, limit int64, elems ...string) ([]byte, error) {
-	if !fxOwnedRunDirFile(elems) {
-		return nil, errFxNotOwned
-	}
-	for i := 1; i < len(elems); i++ {
-		fi, err := root.Lstat(filepath.Join(elems[:i]...))
-		if err != nil {
-			return nil, fxCleanErr(err)
-		}
-		if !fi.IsDir() {
-			return nil, errFxLinkedDir
-		}
-	}
-	name := filepath.Join(elems...)
-	fi, err := root.Lstat(name)
-	if err != nil {
-		return nil, fxCleanErr(err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errFxNotRegular
-	}
-	if fi.Size() > limit {
-		return nil, errFxTooLarge
-	}
-	f, err := root.OpenFile(name, os.O_RDONLY|fxOpenFlags, 0)
-	if err != nil {
-		return nil, fxCleanErr(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || !os.SameFile(fi, st) {
-		return nil, errFxSwapped
-	}
+// fxRefuseProtected is the rundir.Check of every run-directory read.
+func fxRefuseProtected(st fs.FileInfo) error {
 	if _, ok := credpaths.Opened(protectedList(), st); ok {
-		return nil, errFxProtected
+		return errFxProtected
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, errFxUnreadable
-	}
-	if int64(len(b)) > limit {
-		return nil, errFxTooLarge
-	}
-	return b, nil
-}
-
-// fxReadRunDirList lists the directory dir inside the run directory root,
-// sorted by name; dir itself must not be a symbolic link.
-func fxReadRunDirList(root *os.Root, dir string) ([]os.DirEntry, error) {
-	fi, err := root.Lstat(dir)
-	if err != nil {
-		return nil, fxCleanErr(err)
-	}
-	if !fi.IsDir() {
-		return nil, errFxLinkedDir
-	}
-	f, err := root.Open(dir)
-	if err != nil {
-		return nil, fxCleanErr(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !os.SameFile(fi, st) {
-		return nil, errFxSwapped
-	}
-	des, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, errFxUnreadable
-	}
-	sort.Slice(des, func(i, j int) bool { return des[i].Name() < des[j].Name() })
-	return des, nil
+	return nil
 }
 
 // fxCleanErr keeps "does not exist" recognisable and drops the path an
@@ -538,5 +369,5 @@ func fxCleanErr(err error) error {
 	case errors.Is(err, fs.ErrPermission):
 		return os.ErrPermission
 	}
-	return errFxUnreadable
+	return rundir.ErrUnreadable
 }
