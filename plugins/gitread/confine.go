@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -406,7 +407,7 @@ func unreadable(err error) bool {
 // one of them.
 func insideAny(p string, roots []string) bool {
 	for _, r := range roots {
-		if isWithin(p, r) {
+		if pathwithin.Within(r, p) {
 			return true
 		}
 	}
