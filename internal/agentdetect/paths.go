@@ -134,8 +134,8 @@ func RepoRelative(path string, q Query) (string, bool) {
 				return "", false
 			}
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
+		rel, ok := pathwithin.Rel(root, p)
+		if !ok {
 			return "", false
 		}
 		path = rel

@@ -172,11 +172,11 @@ func (s *storeScan) repoFile(p, cwd string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	rel, err := filepath.Rel(r.real, s.resolve(p))
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+	rel, ok := pathwithin.Rel(r.real, s.resolve(p))
+	if !ok || rel == "." {
 		return "", false
 	}
-	return filepath.ToSlash(rel), true
+	return rel, true
 }
 
 // fresh reports whether activity at t is within the freshness window.

@@ -215,8 +215,7 @@ func (c *confinement) label(p string) string {
 	}
 	bases = append(bases, labelBase{c.top, ""}, labelBase{c.gitDir, "$GIT_DIR"}, labelBase{c.commonDir, "$GIT_COMMON_DIR"})
 	for _, b := range bases {
-		if rel, err := filepath.Rel(b.base, p); err == nil && isLocal(rel) {
-			rel = filepath.ToSlash(rel)
+		if rel, ok := pathwithin.Rel(b.base, p); ok {
 			switch {
 			case b.name == "":
 				return rel

@@ -355,8 +355,8 @@ func repoRelative(p, repoPath, top string) (string, error) {
 			// repoPath as the caller spelled it (for example through a
 			// symlink the host resolved); git named its top level top.
 			rel := filepath.FromSlash(inRepo)
-			if sub, err := filepath.Rel(top, canonicalDir(repoPath)); err == nil && isLocal(sub) {
-				rel = filepath.Join(sub, rel)
+			if sub, ok := pathwithin.Rel(top, canonicalDir(repoPath)); ok {
+				rel = filepath.Join(filepath.FromSlash(sub), rel)
 			}
 			p = rel
 		default:
@@ -369,8 +369,6 @@ func repoRelative(p, repoPath, top string) (string, error) {
 	}
 	return p, nil
 }
-
-func isLocal(rel string) bool { return rel == "." || filepath.IsLocal(rel) }
 
 func canonicalDir(p string) string {
 	if c, err := filepath.EvalSymlinks(p); err == nil {

@@ -316,8 +316,8 @@ func (p *Provider) readWorktree(r *repo, rel string, plan *readPlan, d *FileRead
 			return nil, invalid(fmt.Sprintf("arguments.path %q leads into the git directory; only tracked content and work-tree files can be read", rel))
 		}
 	}
-	inner, _ := filepath.Rel(top, real)
-	for _, seg := range strings.Split(filepath.ToSlash(inner), "/") {
+	inner, _ := pathwithin.Rel(top, real)
+	for _, seg := range strings.Split(inner, "/") {
 		if strings.EqualFold(seg, ".git") {
 			return nil, invalid(fmt.Sprintf("arguments.path %q leads into a .git directory; only tracked content and work-tree files can be read", rel))
 		}
