@@ -11,9 +11,11 @@ import (
 
 // hand-made containment: a string prefix test against a directory plus a
 // separator, the shape every one of the eight predicates this package
-// replaced had (issue 24). A literal ".." + separator (a relative path
+// replaced had (issue 24), also with the directory's trailing separator
+// trimmed first. A literal ".." + separator (a relative path
 // climbing out) is not containment and is allowed.
-var handMade = regexp.MustCompile(`HasPrefix\([^,]+,\s*[^",]+\+\s*string\(filepath\.Separator\)\)`)
+var handMade = regexp.MustCompile(`HasPrefix\([^,]+,\s*[^",]+\+\s*string\(filepath\.Separator\)\)|` +
+	`TrimSuffix\([^)]*Separator\)\)\s*\+\s*string\(filepath\.Separator\)`)
 
 // TestNoOtherContainmentPredicate keeps this package the one answer:
 // no non-test Go file of the module tests containment by string prefix.
