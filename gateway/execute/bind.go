@@ -11,6 +11,7 @@ import (
 
 	"github.com/fluxgit/fluxgit/gateway/policy"
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 )
 
 // resolveRepo maps a path to its canonical work-tree top and common git
@@ -359,7 +360,7 @@ func (e *Executor) bindSubmodule(ctx context.Context, b *Binding, req *request) 
 	if err != nil {
 		return err
 	}
-	if real, _ := filepath.EvalSymlinks(parent); real != ptop || !inside(ptop, b.RepoPath) {
+	if real, _ := filepath.EvalSymlinks(parent); real != ptop || !pathwithin.Within(b.RepoPath, ptop) {
 		return bindErr("parentPath %q is not the top of a repository inside %s (it resolves to %s)", req.ParentPath, b.RepoPath, ptop)
 	}
 	sub := filepath.Join(ptop, rp)
@@ -367,7 +368,7 @@ func (e *Executor) bindSubmodule(ctx context.Context, b *Binding, req *request) 
 	if err != nil {
 		return bindErr("the submodule %s is not initialised (no checked-out repository there); run git submodule update --init first", sub)
 	}
-	if real, _ := filepath.EvalSymlinks(sub); real != stop || !inside(stop, ptop) || stop == ptop {
+	if real, _ := filepath.EvalSymlinks(sub); real != stop || !pathwithin.Within(ptop, stop) || stop == ptop {
 		return bindErr("relativePath %q is not a submodule of %s", req.RelativePath, ptop)
 	}
 	s := &SubmoduleBinding{ParentPath: ptop, Path: stop, RelativePath: filepath.ToSlash(rp)}
@@ -409,10 +410,6 @@ func (e *Executor) recordedGitlink(ctx context.Context, parent, rel string) (str
 		return "", bindErr("%s is not a submodule recorded in %s's HEAD", rel, parent)
 	}
 	return f[2], nil
-}
-
-func inside(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 }
 
 // Revalidate re-resolves everything b recorded and returns an error

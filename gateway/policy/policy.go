@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fluxgit/fluxgit/gateway/proposal"
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 	"github.com/fluxgit/fluxgit/schemas"
 )
 
@@ -344,7 +345,7 @@ func (p *Policy) Check(r Request) error {
 	if ru.prefixes != nil {
 		for _, rp := range r.RepoPaths {
 			c := Canonical(rp)
-			if !slices.ContainsFunc(ru.prefixes, func(pre string) bool { return Under(c, pre) }) {
+			if !slices.ContainsFunc(ru.prefixes, func(pre string) bool { return pathwithin.Within(pre, c) }) {
 				shown := rp
 				if c != filepath.Clean(rp) {
 					shown = fmt.Sprintf("%s (resolves to %s)", rp, c)
@@ -390,17 +391,4 @@ func Canonical(p string) string {
 		return p
 	}
 	return filepath.Join(Canonical(dir), filepath.Base(p))
-}
-
-// Under reports whether p equals prefix or lies beneath it, on path
-// component boundaries: /a/b covers /a/b/c but not /a/bc. Both must
-// already be canonical.
-func Under(p, prefix string) bool {
-	if p == prefix {
-		return true
-	}
-	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
-		prefix += string(filepath.Separator)
-	}
-	return strings.HasPrefix(p, prefix)
 }

@@ -251,24 +251,6 @@ func TestDefaultAllow(t *testing.T) {
 	}
 }
 
-func TestUnder(t *testing.T) {
-	sep := string(filepath.Separator)
-	for _, tc := range []struct {
-		p, prefix string
-		want      bool
-	}{
-		{"/a/b", "/a/b", true},
-		{"/a/b/c", "/a/b", true},
-		{"/a/bc", "/a/b", false},
-		{"/a", "/a/b", false},
-		{"/x", sep, true},
-	} {
-		if got := Under(filepath.FromSlash(tc.p), filepath.FromSlash(tc.prefix)); got != tc.want {
-			t.Errorf("Under(%s, %s) = %v, want %v", tc.p, tc.prefix, got, tc.want)
-		}
-	}
-}
-
 // Every load error, as the gateway prints it after its own "agent policy
 // (FLUXGIT_MCP_AGENT_POLICY): ", says "agent policy" and the parser's name
 // once (issue 22: policy errors repeated their prefix).

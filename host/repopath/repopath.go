@@ -18,6 +18,7 @@ import (
 
 	"github.com/fluxgit/fluxgit/host/catalog"
 	"github.com/fluxgit/fluxgit/internal/credpaths"
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 )
 
 // EnvAllowedRoots is the variable that confines repository paths.
@@ -283,23 +284,11 @@ func (p Policy) outside(field, canonical, kind string) *Error {
 // Contains reports whether the canonical path c lies in one of the roots.
 func (p Policy) Contains(c string) bool {
 	for _, r := range p.Roots {
-		if Within(r, c) {
+		if pathwithin.Within(r, c) {
 			return true
 		}
 	}
 	return false
-}
-
-// Within reports whether path equals root or lies below it. Both must be
-// clean absolute paths.
-func Within(root, path string) bool {
-	if path == root {
-		return true
-	}
-	if root == string(filepath.Separator) {
-		return strings.HasPrefix(path, root)
-	}
-	return strings.HasPrefix(path, root+string(filepath.Separator))
 }
 
 // Fingerprint names a path in errors without disclosing it: the refused

@@ -3,6 +3,8 @@ package agentdetect
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 )
 
 // roots returns the canonical top levels a location may be inside: the
@@ -39,24 +41,13 @@ func canonical(p string) string {
 	return filepath.Clean(p)
 }
 
-// within reports whether p is root or below it; both must be clean.
-func within(p, root string) bool {
-	if p == root {
-		return true
-	}
-	if root == string(filepath.Separator) {
-		return strings.HasPrefix(p, root)
-	}
-	return strings.HasPrefix(p, root+string(filepath.Separator))
-}
-
 // containingRoot returns the most specific root holding the canonical
 // path p (a worktree may live inside the main work tree).
 func (q Query) containingRoot(p string) (string, bool) {
 	best := ""
 	for _, r := range q.roots() {
 		r = filepath.Clean(r)
-		if within(p, r) && len(r) > len(best) {
+		if pathwithin.Within(r, p) && len(r) > len(best) {
 			best = r
 		}
 	}
@@ -100,18 +91,18 @@ func InRepo(path string, q Query) bool {
 	canon := q.canonRoots()
 	p := filepath.Clean(path)
 	for _, r := range canon {
-		if within(p, r) {
+		if pathwithin.Within(r, p) {
 			return true
 		}
 	}
 	for _, r := range q.roots() {
-		if within(p, filepath.Clean(r)) {
+		if pathwithin.Within(filepath.Clean(r), p) {
 			return true
 		}
 	}
 	p = canonical(p)
 	for _, r := range canon {
-		if within(p, r) {
+		if pathwithin.Within(r, p) {
 			return true
 		}
 	}
@@ -134,7 +125,7 @@ func RepoRelative(path string, q Query) (string, bool) {
 		if !ok {
 			// The link may be on the repository side only.
 			for _, cr := range q.canonRoots() {
-				if within(p, cr) {
+				if pathwithin.Within(cr, p) {
 					root, ok = cr, true
 					break
 				}
@@ -143,8 +134,8 @@ func RepoRelative(path string, q Query) (string, bool) {
 				return "", false
 			}
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
+		rel, ok := pathwithin.Rel(root, p)
+		if !ok {
 			return "", false
 		}
 		path = rel

@@ -3,6 +3,8 @@ package agentdetect
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 )
 
 // Limits of the otherAgents hint.
@@ -99,14 +101,11 @@ func NormalizeProposalPaths(repoPath string, paths []string) []string {
 
 func normalizeProposalPath(repoPath, p string) (string, bool) {
 	if filepath.IsAbs(p) {
-		rel, err := filepath.Rel(repoPath, p)
-		if err != nil {
+		rel, ok := pathwithin.Rel(repoPath, p)
+		if !ok {
 			return "", false
 		}
 		p = rel
-		if p == ".." || strings.HasPrefix(filepath.ToSlash(p), "../") {
-			return "", false
-		}
 	}
 	p = strings.ReplaceAll(p, `\`, "/")
 	for strings.HasPrefix(p, "./") {

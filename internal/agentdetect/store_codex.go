@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 )
 
 // codexStore reads OpenAI Codex CLI's store ($CODEX_HOME or ~/.codex): the
@@ -120,7 +122,7 @@ func (s *storeScan) codexThreads(ctx context.Context, dir, root string, m *store
 			a.touch(at)
 			// Only rollouts inside the store's own sessions directory
 			// are read; the path comes from a database, not from us.
-			if rollout != "" && sessions != "" && storeWithin(sessions, storeResolve(rollout)) {
+			if rollout != "" && sessions != "" && pathwithin.Within(sessions, storeResolve(rollout)) {
 				rollouts[rollout] = storeFile{rollout, at}
 			}
 		}

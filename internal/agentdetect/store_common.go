@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 )
 
 // StoreSources returns one Source per agent store: each reads only its
@@ -134,20 +136,6 @@ func storeResolve(p string) string {
 	}
 }
 
-// storeWithin reports whether p is base or below it (both clean, absolute).
-func storeWithin(base, p string) bool {
-	if base == "" {
-		return false
-	}
-	if p == base {
-		return true
-	}
-	if runtime.GOOS == "windows" {
-		base, p = strings.ToLower(base), strings.ToLower(p)
-	}
-	return strings.HasPrefix(p, strings.TrimSuffix(base, string(filepath.Separator))+string(filepath.Separator))
-}
-
 // inRepo reports the work tree an absolute directory or file is inside,
 // comparing resolved paths on both sides.
 func (s *storeScan) inRepo(p string) (storeRoot, bool) {
@@ -156,7 +144,7 @@ func (s *storeScan) inRepo(p string) (storeRoot, bool) {
 	}
 	real := s.resolve(p)
 	for _, r := range s.roots {
-		if storeWithin(r.real, real) {
+		if pathwithin.Within(r.real, real) {
 			return r, true
 		}
 	}
@@ -184,11 +172,11 @@ func (s *storeScan) repoFile(p, cwd string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	rel, err := filepath.Rel(r.real, s.resolve(p))
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+	rel, ok := pathwithin.Rel(r.real, s.resolve(p))
+	if !ok || rel == "." {
 		return "", false
 	}
-	return filepath.ToSlash(rel), true
+	return rel, true
 }
 
 // fresh reports whether activity at t is within the freshness window.
@@ -215,7 +203,7 @@ func (s *storeScan) storeDir(dir string) (string, bool) {
 		// A real directory whose parents may still be links (a home on
 		// another volume): judged by where it resolves.
 		real := storeResolve(dir)
-		if storeWithin(s.home, real) || !storeWithin(s.home, dir) {
+		if pathwithin.Within(s.home, real) || !pathwithin.Within(s.home, dir) {
 			return dir, true
 		}
 		return "", false
@@ -224,7 +212,7 @@ func (s *storeScan) storeDir(dir string) (string, bool) {
 		return "", false
 	}
 	real, err := filepath.EvalSymlinks(dir)
-	if err != nil || !storeWithin(s.home, real) {
+	if err != nil || !pathwithin.Within(s.home, real) {
 		return "", false
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {

@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 )
 
 // Environment variables whose values name a protected file or directory.
@@ -50,7 +52,7 @@ type Path struct {
 // path) equals or lies below.
 func Contains(list []Path, p string) (Path, bool) {
 	for _, e := range list {
-		if p == e.Path || e.Dir && within(e.Path, p) {
+		if p == e.Path || e.Dir && pathwithin.Within(e.Path, p) {
 			return e, true
 		}
 	}
@@ -71,13 +73,6 @@ func Canonical(p string) string {
 		return filepath.Join(r, filepath.Base(a))
 	}
 	return a
-}
-
-func within(root, p string) bool {
-	if root == string(filepath.Separator) {
-		return strings.HasPrefix(p, root)
-	}
-	return strings.HasPrefix(p, root+string(filepath.Separator))
 }
 
 // fromEnv lists the protected files named by variables that are set.

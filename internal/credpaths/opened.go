@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 )
 
 // Lookup reports the protected location p leads to, by its name as given
@@ -32,7 +34,7 @@ func Lookup(list []Path, p string) (Path, bool) {
 	}
 	for _, c := range cands {
 		for _, e := range list {
-			if strings.EqualFold(c, e.Path) || e.Dir && len(c) > len(e.Path) && within(strings.ToLower(e.Path), strings.ToLower(c)) {
+			if strings.EqualFold(c, e.Path) || e.Dir && pathwithin.WithinAnyCase(e.Path, c) {
 				return e, true
 			}
 		}

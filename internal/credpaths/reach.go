@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
@@ -50,7 +50,7 @@ func Reachable(path string, roots []string) (why string, reachable bool) {
 			if r == "" {
 				continue
 			}
-			if samePath(p, r) || inside(r, p) {
+			if pathwithin.Within(r, p) {
 				return "inside allowed root " + r, true
 			}
 		}
@@ -114,25 +114,6 @@ func WorkTree(p string) string {
 		}
 		d = parent
 	}
-}
-
-// samePath compares two clean absolute paths the way the OS does: without
-// regard to case on Windows and macOS' default file system.
-func samePath(a, b string) bool {
-	if runtime.GOOS == "windows" || runtime.GOOS == "darwin" {
-		return strings.EqualFold(a, b)
-	}
-	return a == b
-}
-
-// inside reports whether p lies strictly below root.
-func inside(root, p string) bool {
-	sep := string(filepath.Separator)
-	prefix := strings.TrimSuffix(root, sep) + sep
-	if len(p) <= len(prefix) {
-		return false
-	}
-	return samePath(p[:len(prefix)], prefix)
 }
 
 // State is one location the gateway (or fluxgit) keeps or reads that no

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 )
 
 // EnvGitPath names the variable that pins the git executable. When it is
@@ -204,8 +206,5 @@ func isInside(p, dir string) bool {
 	if dir == "" || dir == string(filepath.Separator) || !filepath.IsAbs(dir) {
 		return false
 	}
-	if p == dir {
-		return true
-	}
-	return strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+	return pathwithin.Within(dir, p)
 }

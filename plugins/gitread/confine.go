@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -214,8 +215,7 @@ func (c *confinement) label(p string) string {
 	}
 	bases = append(bases, labelBase{c.top, ""}, labelBase{c.gitDir, "$GIT_DIR"}, labelBase{c.commonDir, "$GIT_COMMON_DIR"})
 	for _, b := range bases {
-		if rel, err := filepath.Rel(b.base, p); err == nil && isLocal(rel) {
-			rel = filepath.ToSlash(rel)
+		if rel, ok := pathwithin.Rel(b.base, p); ok {
 			switch {
 			case b.name == "":
 				return rel
@@ -406,7 +406,7 @@ func unreadable(err error) bool {
 // one of them.
 func insideAny(p string, roots []string) bool {
 	for _, r := range roots {
-		if isWithin(p, r) {
+		if pathwithin.Within(r, p) {
 			return true
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 	"github.com/fluxgit/fluxgit/internal/resultshape"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -345,15 +346,17 @@ func repoRelative(p, repoPath, top string) (string, error) {
 	}
 	if filepath.IsAbs(p) {
 		cp := filepath.Clean(p)
+		inTop, okTop := pathwithin.Rel(top, cp)
+		inRepo, okRepo := pathwithin.Rel(repoPath, cp)
 		switch {
-		case isWithin(cp, top):
-			p, _ = filepath.Rel(top, cp)
-		case isWithin(cp, repoPath):
+		case okTop:
+			p = filepath.FromSlash(inTop)
+		case okRepo:
 			// repoPath as the caller spelled it (for example through a
 			// symlink the host resolved); git named its top level top.
-			rel, _ := filepath.Rel(filepath.Clean(repoPath), cp)
-			if sub, err := filepath.Rel(top, canonicalDir(repoPath)); err == nil && isLocal(sub) {
-				rel = filepath.Join(sub, rel)
+			rel := filepath.FromSlash(inRepo)
+			if sub, ok := pathwithin.Rel(top, canonicalDir(repoPath)); ok {
+				rel = filepath.Join(filepath.FromSlash(sub), rel)
 			}
 			p = rel
 		default:
@@ -366,15 +369,6 @@ func repoRelative(p, repoPath, top string) (string, error) {
 	}
 	return p, nil
 }
-
-// isWithin reports whether absolute path p is root or below it.
-func isWithin(p, root string) bool {
-	p, root = filepath.Clean(p), filepath.Clean(root)
-	sep := string(filepath.Separator)
-	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, sep)+sep)
-}
-
-func isLocal(rel string) bool { return rel == "." || filepath.IsLocal(rel) }
 
 func canonicalDir(p string) string {
 	if c, err := filepath.EvalSymlinks(p); err == nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fluxgit/fluxgit/internal/credpaths"
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -307,16 +308,16 @@ func (p *Provider) readWorktree(r *repo, rel string, plan *readPlan, d *FileRead
 	if e, ok := credpaths.Lookup(list, real); ok {
 		return nil, refuseProtected("arguments.path", e)
 	}
-	if !isWithin(real, top) || real == top {
+	if !pathwithin.Within(top, real) || real == top {
 		return nil, invalid(fmt.Sprintf("arguments.path %q is a symbolic link that leads outside the repository; only files inside it can be read", rel))
 	}
 	for _, g := range []string{r.gitDir, r.commonDir} {
-		if g != "" && isWithin(real, canonicalDir(g)) {
+		if g != "" && pathwithin.Within(canonicalDir(g), real) {
 			return nil, invalid(fmt.Sprintf("arguments.path %q leads into the git directory; only tracked content and work-tree files can be read", rel))
 		}
 	}
-	inner, _ := filepath.Rel(top, real)
-	for _, seg := range strings.Split(filepath.ToSlash(inner), "/") {
+	inner, _ := pathwithin.Rel(top, real)
+	for _, seg := range strings.Split(inner, "/") {
 		if strings.EqualFold(seg, ".git") {
 			return nil, invalid(fmt.Sprintf("arguments.path %q leads into a .git directory; only tracked content and work-tree files can be read", rel))
 		}

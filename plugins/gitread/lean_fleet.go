@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 )
 
 // fxCommonRoot is the deepest directory containing every path; rel names
@@ -26,7 +28,7 @@ func fxCommonRoot(paths []string) (root string, rel []string) {
 	}
 	root = filepath.Dir(paths[0])
 	for _, p := range paths[1:] {
-		for !fxInside(p, root) {
+		for !pathwithin.Within(root, p) {
 			parent := filepath.Dir(root)
 			if parent == root {
 				break
@@ -42,16 +44,6 @@ func fxCommonRoot(paths []string) (root string, rel []string) {
 		rel = append(rel, filepath.ToSlash(r))
 	}
 	return root, rel
-}
-
-func fxInside(p, dir string) bool {
-	if dir == p {
-		return true
-	}
-	if !strings.HasSuffix(dir, string(filepath.Separator)) {
-		dir += string(filepath.Separator)
-	}
-	return strings.HasPrefix(p, dir)
 }
 
 // LeanRadarRecord is a fleet.radar row whose string form would be

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/fluxgit/fluxgit/internal/credpaths"
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 )
 
 // protectedList is read per call: the environment is the host's, and a
@@ -88,10 +89,10 @@ func protectedFilter(field string, r *repo) (func(rel string) bool, error) {
 	var rels []string
 	for _, top := range repoTops(r) {
 		for _, e := range protectedList() {
-			if isWithin(top, e.Path) || strings.EqualFold(top, e.Path) {
+			if pathwithin.WithinAnyCase(e.Path, top) {
 				return nil, refuseProtected(field, e)
 			}
-			if rel, ok := relInside(top, e.Path); ok {
+			if rel, ok := pathwithin.RelAnyCase(top, e.Path); ok && rel != "." {
 				rels = append(rels, strings.ToLower(rel))
 			}
 		}
@@ -108,16 +109,6 @@ func protectedFilter(field string, r *repo) (func(rel string) bool, error) {
 		}
 		return false
 	}, nil
-}
-
-// relInside is p relative to top, slash-separated, when p lies below top
-// (compared case-insensitively, as protectedRel does).
-func relInside(top, p string) (string, bool) {
-	top = strings.TrimSuffix(top, string(filepath.Separator))
-	if len(p) <= len(top)+1 || p[len(top)] != filepath.Separator || !strings.EqualFold(p[:len(top)], top) {
-		return "", false
-	}
-	return filepath.ToSlash(p[len(top)+1:]), true
 }
 
 // protectedSkip is the note a listing tool leaves in place of a protected

@@ -36,6 +36,14 @@ func TestProtectedFilter(t *testing.T) {
 	if _, err := protectedFilter("arguments.repoPath", &repo{dir: filepath.Join(top, ".fluxgit-run", "gateway", "r")}); err == nil {
 		t.Error("a work tree inside the gateway's state was not refused")
 	}
+	// Spelled in another case the gateway's state is the same directory on
+	// a case-insensitive file system (Windows, macOS, a vfat or casefold
+	// mount on Linux): a work tree below it is refused on every system,
+	// as the names inside are matched (pathwithin.WithinAnyCase; before
+	// issue 24 only an equal top was folded).
+	if _, err := protectedFilter("arguments.repoPath", &repo{dir: filepath.Join(top, ".FLUXGIT-RUN", "Gateway", "r")}); err == nil {
+		t.Error("a work tree inside the gateway's state spelled in another case was not refused")
+	}
 	// No protected location inside the work tree: nothing to filter.
 	if g, err := protectedFilter("arguments.repoPath", &repo{dir: canonicalDir(t.TempDir())}); g != nil || err != nil {
 		t.Errorf("unrelated work tree: filter %v, err %v", g != nil, err)

@@ -28,6 +28,7 @@ import (
 
 	"github.com/fluxgit/fluxgit/internal/credpaths"
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -320,7 +321,7 @@ func (p *Provider) open(ctx context.Context, call *sdk.Call, repoPath string) (*
 		// guarded, not the work tree itself, whose entries change whenever
 		// a file is saved.
 		dirs := guardedDirs(filepath.Dir(d.top), roots)
-		if !isWithin(d.commonDir, d.top) {
+		if !pathwithin.Within(d.top, d.commonDir) {
 			dirs = append(dirs, guardedDirs(filepath.Dir(filepath.Dir(d.commonDir)), roots)...)
 		}
 		for _, g := range dirs {

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -242,7 +243,7 @@ func insideDir(p string, dirs ...string) bool {
 		return false
 	}
 	for _, d := range dirs {
-		if d != "" && isWithin(real, d) {
+		if d != "" && pathwithin.Within(d, real) {
 			return true
 		}
 	}

@@ -9,10 +9,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	_ "github.com/glebarez/go-sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/fluxgit/fluxgit/internal/pathwithin"
 	"github.com/fluxgit/fluxgit/internal/privdir"
 )
 
@@ -159,6 +159,5 @@ func WorkspaceNames(ws, root string) bool {
 	if r, err := filepath.EvalSymlinks(ws); err == nil {
 		ws = r
 	}
-	ws = filepath.Clean(ws)
-	return ws == root || strings.HasPrefix(ws, root+string(filepath.Separator))
+	return pathwithin.Within(root, ws)
 }
