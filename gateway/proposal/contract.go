@@ -19,10 +19,13 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
-// Ops are the twelve preview operations, in the contract's order.
-var Ops = []string{"merge", "rebase", "discard", "reset", "patch", "plan", "worktree", "commit", "push", "branch", "branchDelete", "submodulePointer"}
+// Ops are the twelve preview operations, in the contract's order
+// (internal/operation owns the list).
+var Ops = operation.Names()
 
 // CommonKeys are the keys every preview body carries.
 var CommonKeys = []string{"agentId", "idempotencyKey", "operationType", "previewId", "reason", "repoPath", "requestedAt"}
@@ -142,18 +145,7 @@ var stepFields = map[string]map[string]field{
 }
 
 // IsOp reports whether op is one of Ops.
-func IsOp(op string) bool {
-	_, ok := opSet[op]
-	return ok
-}
-
-var opSet = func() map[string]struct{} {
-	m := map[string]struct{}{}
-	for _, op := range Ops {
-		m[op] = struct{}{}
-	}
-	return m
-}()
+func IsOp(op string) bool { return operation.Known(op) }
 
 var (
 	safeIDRe  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
@@ -396,7 +388,7 @@ func Check(op string, body map[string]any) []string {
 		p = append(p, checkField("repoPath", field{kind: kRepoPath}, v)...)
 	}
 	if v, ok := body["reason"]; ok {
-		if s, ok := v.(string); !ok || s == "" || utf8.RuneCountInString(s) > 4096 {
+		if s, ok := v.(string); !ok || s == "" || utf8.RuneCountInString(s) > operation.MaxText {
 			p = append(p, "reason must be a string of 1-4,096 characters")
 		}
 	}
@@ -444,7 +436,7 @@ func checkField(name string, f field, v any) []string {
 			return bad("a non-empty string")
 		}
 	case kRef:
-		if !isStr || str == "" || utf8.RuneCountInString(str) > 4096 || strings.TrimSpace(str) == "" {
+		if !isStr || str == "" || utf8.RuneCountInString(str) > operation.MaxText || strings.TrimSpace(str) == "" {
 			return bad("a non-blank string of 1-4,096 characters")
 		}
 	case kPathRel:
@@ -452,7 +444,7 @@ func checkField(name string, f field, v any) []string {
 			return bad("a relative path string (may be empty)")
 		}
 	case kAbsPath, kRepoPath:
-		if !isStr || strings.TrimSpace(str) == "" || !filepath.IsAbs(str) || len([]rune(str)) > 32768 {
+		if !isStr || strings.TrimSpace(str) == "" || !filepath.IsAbs(str) || utf8.RuneCountInString(str) > operation.MaxPathLen {
 			return bad("a non-blank absolute path")
 		}
 	case kBool:
@@ -472,24 +464,24 @@ func checkField(name string, f field, v any) []string {
 			return bad("a full lowercase object id")
 		}
 	case kMessage:
-		if !isStr || str == "" || utf8.RuneCountInString(str) > 2000 {
+		if !isStr || str == "" || utf8.RuneCountInString(str) > operation.MaxPointerMessage {
 			return bad("a string of 1-2,000 characters")
 		}
 	case kCommitMsg:
-		if !isStr || str == "" || utf8.RuneCountInString(str) > 65536 {
+		if !isStr || str == "" || utf8.RuneCountInString(str) > operation.MaxCommitMessage {
 			return bad("a string of 1-65,536 characters")
 		}
 	case kPatch:
-		if !isStr || str == "" || utf8.RuneCountInString(str) > 4<<20 {
+		if !isStr || str == "" || utf8.RuneCountInString(str) > operation.MaxPatch {
 			return bad("a string of 1 to 4 Mi characters")
 		}
 	case kStrings, kStrings1:
 		a, ok := v.([]any)
-		if !ok || len(a) > 10000 || (f.kind == kStrings1 && len(a) == 0) {
+		if !ok || len(a) > operation.MaxPaths || (f.kind == kStrings1 && len(a) == 0) {
 			return bad("an array of up to 10,000 paths")
 		}
 		for i, e := range a {
-			if s, ok := e.(string); !ok || s == "" || utf8.RuneCountInString(s) > 32768 {
+			if s, ok := e.(string); !ok || s == "" || utf8.RuneCountInString(s) > operation.MaxPathLen {
 				return []string{fmt.Sprintf("%s[%d] must be a non-empty path string", name, i)}
 			}
 		}
@@ -503,7 +495,7 @@ func checkField(name string, f field, v any) []string {
 
 func checkSteps(v any) []string {
 	a, ok := v.([]any)
-	if !ok || len(a) < 1 || len(a) > 10 {
+	if !ok || len(a) < 1 || len(a) > operation.MaxPlanSteps {
 		return []string{"steps must be an array of 1-10 steps"}
 	}
 	var p []string
@@ -542,7 +534,7 @@ func checkSteps(v any) []string {
 
 func checkTargets(v any) []string {
 	a, ok := v.([]any)
-	if !ok || len(a) < 1 || len(a) > 20 {
+	if !ok || len(a) < 1 || len(a) > operation.MaxDeleteRepos {
 		return []string{"targets must be an array of 1-20 targets"}
 	}
 	var p []string
@@ -565,14 +557,14 @@ func checkTargets(v any) []string {
 			p = append(p, checkField(at+".repoPath", field{kind: kRepoPath}, rp)...)
 		}
 		br, ok := t["branches"].([]any)
-		if !ok || len(br) < 1 || len(br) > 20 {
+		if !ok || len(br) < 1 || len(br) > operation.MaxDeleteBranches {
 			p = append(p, at+".branches must be an array of 1-20 branch names")
 			continue
 		}
 		seen := map[string]bool{}
 		for j, b := range br {
 			s, ok := b.(string)
-			if !ok || s == "" || utf8.RuneCountInString(s) > 4096 || strings.HasPrefix(s, "refs/") {
+			if !ok || s == "" || utf8.RuneCountInString(s) > operation.MaxText || strings.HasPrefix(s, "refs/") {
 				p = append(p, fmt.Sprintf("%s.branches[%d] must be a short branch name", at, j))
 				continue
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 
 	"github.com/fluxgit/fluxgit/internal/audit"
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
 // Fingerprint identifies the intent of a checked preview body: the
@@ -133,23 +134,13 @@ func targets(body map[string]any) []map[string]any {
 
 // Audit risk levels (the ledger's risk field).
 const (
-	RiskHigh   = "high"
-	RiskMedium = "medium"
-	RiskLow    = "low"
+	RiskHigh   = operation.RiskHigh
+	RiskMedium = operation.RiskMedium
+	RiskLow    = operation.RiskLow
 )
 
-// Risk is the ledger risk of op: reset and discard can lose work and are
-// high; operations that rewrite or publish history are medium; worktree,
-// commit and branch only add and are low. An unknown op is high, so a
-// mistake errs towards attention.
-func Risk(op string) string {
-	switch op {
-	case "reset", "discard":
-		return RiskHigh
-	case "merge", "rebase", "patch", "plan", "push", "branchDelete", "submodulePointer":
-		return RiskMedium
-	case "worktree", "commit", "branch":
-		return RiskLow
-	}
-	return RiskHigh
-}
+// Risk is the ledger risk of op, contract data (internal/operation): reset
+// and discard can lose work and are high; operations that rewrite or
+// publish history are medium; worktree, commit and branch only add and are
+// low. An unknown op is high, so a mistake errs towards attention.
+func Risk(op string) string { return operation.Risk(op) }
