@@ -22,6 +22,13 @@ type Header struct {
 	RequestedAt    string `json:"requestedAt"`
 }
 
+// Head returns the header; every body embeds Header, so every body is a
+// Body.
+func (h *Header) Head() *Header { return h }
+
+// Body is any typed preview body (*Merge, *Rebase, ...).
+type Body interface{ Head() *Header }
+
 // Merge is the merge body: sourceRef into the local branch targetRef.
 type Merge struct {
 	Header
@@ -196,6 +203,25 @@ func (b *Patch) Step() *PatchStep {
 	return &PatchStep{OperationType: "patch", PatchContent: b.PatchContent, ApplyToIndex: b.ApplyToIndex}
 }
 
+// AsStep returns a merge, rebase, discard, reset or patch body as the
+// equivalent plan step body (nil for the other operations), so the
+// executor runs a step and a whole operation with one function.
+func AsStep(b Body) any {
+	switch b := b.(type) {
+	case *Merge:
+		return b.Step()
+	case *Rebase:
+		return b.Step()
+	case *Discard:
+		return b.Step()
+	case *Reset:
+		return b.Step()
+	case *Patch:
+		return b.Step()
+	}
+	return nil
+}
+
 // PlanStep is one step of a plan: its operation type and its typed body.
 type PlanStep struct {
 	// OperationType is the step's operationType as sent.
@@ -256,7 +282,7 @@ func (s PlanStep) MarshalJSON() ([]byte, error) {
 
 // New returns a new zero body for op (a *Merge for "merge", ...), nil for
 // an unknown op.
-func New(op string) any {
+func New(op string) Body {
 	switch op {
 	case "merge":
 		return &Merge{}
@@ -290,7 +316,7 @@ func New(op string) any {
 // JSON fits the Go types (Validate checks the contract): the executor's
 // tests bind partial bodies, and the gateway has validated every body it
 // journals.
-func Decode(op string, body []byte) (any, error) {
+func Decode(op string, body []byte) (Body, error) {
 	v := New(op)
 	if v == nil {
 		return nil, fmt.Errorf("unknown operation type %q", op)
