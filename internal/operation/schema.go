@@ -2,9 +2,13 @@ package operation
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
+	"reflect"
+	"sort"
+	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -68,4 +72,35 @@ func Validate(op string, body any) error {
 		return fmt.Errorf("unknown operation type %q", op)
 	}
 	return s.Validate(body)
+}
+
+// Schema returns op's body schema as a generic JSON value (a fresh copy
+// the caller may keep), for code that derives its checks from the
+// contract (gateway/proposal).
+func Schema(op string) (map[string]any, error) {
+	if !Known(op) {
+		return nil, fmt.Errorf("unknown operation type %q", op)
+	}
+	raw, err := fs.ReadFile(schemas.FS, SchemaFile(op))
+	if err != nil {
+		return nil, fmt.Errorf("read the %s schema: %w", op, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("parse the %s schema: %w", op, err)
+	}
+	return m, nil
+}
+
+// HeaderKeys returns the JSON keys of Header, sorted: the keys every
+// preview body carries.
+func HeaderKeys() []string {
+	t := reflect.TypeOf(Header{})
+	keys := make([]string, 0, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		keys = append(keys, name)
+	}
+	sort.Strings(keys)
+	return keys
 }
