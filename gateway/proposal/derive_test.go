@@ -159,3 +159,41 @@ func TestSchemaAcceptsWhatCheckAccepts(t *testing.T) {
 		})
 	}
 }
+
+// The ref keys the agent policy sees are derived from the schemas; they
+// must be the hand-written list they replace.
+func TestRefKeysDerivedFromSchemas(t *testing.T) {
+	wantOps := map[string][]string{
+		"merge":    {"sourceRef", "targetRef"},
+		"rebase":   {"currentRef", "ontoRef"},
+		"reset":    {"targetRef"},
+		"worktree": {"branch"},
+		"push":     {"branch"},
+		"branch":   {"name", "startPoint"},
+	}
+	wantSteps := map[string][]string{
+		"merge":  {"sourceRef", "targetRef"},
+		"rebase": {"currentRef", "ontoRef"},
+		"reset":  {"targetRef"},
+	}
+	if !reflect.DeepEqual(refKeys, wantOps) {
+		t.Errorf("refKeys = %v, want %v", refKeys, wantOps)
+	}
+	if !reflect.DeepEqual(stepRefKeys, wantSteps) {
+		t.Errorf("stepRefKeys = %v, want %v", stepRefKeys, wantSteps)
+	}
+}
+
+// The absolute paths besides repoPath the policy sees are derived from the
+// schemas: today only a worktree's path.
+func TestPathKeysDerivedFromSchemas(t *testing.T) {
+	got := map[string][]string{}
+	for op, keys := range pathKeys {
+		if len(keys) > 0 {
+			got[op] = keys
+		}
+	}
+	if want := map[string][]string{"worktree": {"path"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("pathKeys = %v, want %v", got, want)
+	}
+}
