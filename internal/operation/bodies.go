@@ -283,31 +283,10 @@ func (s PlanStep) MarshalJSON() ([]byte, error) {
 // New returns a new zero body for op (a *Merge for "merge", ...), nil for
 // an unknown op.
 func New(op string) Body {
-	switch op {
-	case "merge":
-		return &Merge{}
-	case "rebase":
-		return &Rebase{}
-	case "discard":
-		return &Discard{}
-	case "reset":
-		return &Reset{}
-	case "patch":
-		return &Patch{}
-	case "plan":
-		return &Plan{}
-	case "worktree":
-		return &Worktree{}
-	case "commit":
-		return &Commit{}
-	case "push":
-		return &Push{}
-	case "branch":
-		return &Branch{}
-	case "branchDelete":
-		return &BranchDelete{}
-	case "submodulePointer":
-		return &SubmodulePointer{}
+	for _, o := range All {
+		if o.Name == op {
+			return o.New()
+		}
 	}
 	return nil
 }

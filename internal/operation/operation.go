@@ -22,6 +22,8 @@ type Info struct {
 	// Risk is the audit ledger's risk level of the operation (and the
 	// spec file's audit.risk).
 	Risk string
+	// New returns a new zero typed body of the operation.
+	New func() Body
 }
 
 // Audit risk levels (the ledger's risk field).
@@ -36,18 +38,18 @@ const (
 // high risk; operations that rewrite or publish history are medium;
 // worktree, commit and branch only add and are low.
 var All = []Info{
-	{"merge", RiskMedium},
-	{"rebase", RiskMedium},
-	{"discard", RiskHigh},
-	{"reset", RiskHigh},
-	{"patch", RiskMedium},
-	{"plan", RiskMedium},
-	{"worktree", RiskLow},
-	{"commit", RiskLow},
-	{"push", RiskMedium},
-	{"branch", RiskLow},
-	{"branchDelete", RiskMedium},
-	{"submodulePointer", RiskMedium},
+	{"merge", RiskMedium, func() Body { return &Merge{} }},
+	{"rebase", RiskMedium, func() Body { return &Rebase{} }},
+	{"discard", RiskHigh, func() Body { return &Discard{} }},
+	{"reset", RiskHigh, func() Body { return &Reset{} }},
+	{"patch", RiskMedium, func() Body { return &Patch{} }},
+	{"plan", RiskMedium, func() Body { return &Plan{} }},
+	{"worktree", RiskLow, func() Body { return &Worktree{} }},
+	{"commit", RiskLow, func() Body { return &Commit{} }},
+	{"push", RiskMedium, func() Body { return &Push{} }},
+	{"branch", RiskLow, func() Body { return &Branch{} }},
+	{"branchDelete", RiskMedium, func() Body { return &BranchDelete{} }},
+	{"submodulePointer", RiskMedium, func() Body { return &SubmodulePointer{} }},
 }
 
 // PlanStepOps are the operation types a plan step may have, in order.
