@@ -233,87 +233,35 @@ func TestSchemaBoundsAreTheConstants(t *testing.T) {
 	}
 }
 
-const (
-	testUUID = "0f8fad5b-d9cb-469f-a165-70867728950e"
-	testOID  = "1111111111111111111111111111111111111111"
-)
+const testUUID = "0f8fad5b-d9cb-469f-a165-70867728950e"
 
-func header(op string) Header {
-	return Header{PreviewID: testUUID, AgentID: "claude-code", IdempotencyKey: op + ":call:" + testUUID,
-		OperationType: op, RepoPath: "/tmp/repo", Reason: "tidy up", RequestedAt: "2026-01-02T03:04:05.678Z"}
-}
-
-// sample returns a full body of op as the provider builds it.
-func sample(t *testing.T, op string) any {
+// example is op's schema example: a full body as the provider builds it.
+func example(t *testing.T, op string) map[string]any {
 	t.Helper()
-	yes, paths := true, []string{"a.txt"}
-	h := header(op)
-	switch op {
-	case "merge":
-		return &Merge{Header: h, SourceRef: "feature", TargetRef: "main", Strategy: "merge"}
-	case "rebase":
-		return &Rebase{Header: h, CurrentRef: "HEAD", OntoRef: "main"}
-	case "discard":
-		return &Discard{Header: h, Paths: paths}
-	case "reset":
-		return &Reset{Header: h, TargetRef: "HEAD~1", Mode: "mixed"}
-	case "patch":
-		return &Patch{Header: h, PatchContent: "diff --git a/x b/x\n"}
-	case "plan":
-		var p Plan
-		raw := `{"steps":[{"operationType":"merge","sourceRef":"f","targetRef":"main"},{"operationType":"reset","targetRef":"HEAD"}]}`
-		if err := json.Unmarshal([]byte(raw), &p); err != nil {
-			t.Fatal(err)
-		}
-		p.Header = h
-		return &p
-	case "worktree":
-		return &Worktree{Header: h, Branch: "feature", Path: "/tmp/wt"}
-	case "commit":
-		return &Commit{Header: h, Message: "m", Paths: &paths}
-	case "push":
-		return &Push{Header: h, Remote: "origin", Branch: "main"}
-	case "branch":
-		return &Branch{Header: h, Name: "feature/new", Checkout: &yes}
-	case "branchDelete":
-		return &BranchDelete{Header: h, Targets: []DeleteTarget{{RepoPath: "/tmp/repo", Branches: []string{"old", "older"}}}}
-	case "submodulePointer":
-		return &SubmodulePointer{Header: h, RelativePath: "lib/sub", Direction: "record", Message: "bump", ExpectedRecordedOid: testOID}
+	ex, _ := schemaDoc(t, SchemaFile(op))["examples"].([]any)
+	if len(ex) == 0 {
+		t.Fatalf("%s has no examples: every operation schema carries one full body", SchemaFile(op))
 	}
-	t.Fatalf("no sample for %s", op)
-	return nil
+	return ex[0].(map[string]any)
 }
 
-func generic(t *testing.T, v any) map[string]any {
-	t.Helper()
-	raw, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// A body encoded from each Go type conforms to its schema, decodes back to
-// the same value, and each of the listed breaks makes it fail.
+// Each schema's example conforms to it and survives a decode into the Go
+// type and an encode back unchanged (a key the type lacks, or drops when
+// set, would be lost); each of the listed breaks makes a body fail.
 func TestValidate(t *testing.T) {
 	for _, op := range Names() {
 		t.Run(op, func(t *testing.T) {
-			body := sample(t, op)
-			m := generic(t, body)
+			m := example(t, op)
 			if err := Validate(op, m); err != nil {
-				t.Fatalf("a conforming %s body fails its schema: %v", op, err)
+				t.Fatalf("the %s example fails its schema: %v", op, err)
 			}
-			raw, _ := json.Marshal(body)
-			back, err := Decode(op, raw)
+			raw, _ := json.Marshal(m)
+			typed, err := Decode(op, raw)
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
-			if again, _ := json.Marshal(back); string(again) != string(raw) {
-				t.Errorf("round trip changed the body:\n%s\n%s", raw, again)
+			if back := generic(t, typed); !reflect.DeepEqual(back, m) {
+				t.Errorf("the %s example changed through %T:\n got %v\nwant %v", op, typed, back, m)
 			}
 		})
 	}
@@ -357,7 +305,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range breaks {
 		t.Run("refuses/"+tt.name, func(t *testing.T) {
-			m := generic(t, sample(t, tt.op))
+			m := example(t, tt.op)
 			tt.edit(m)
 			err := Validate(tt.op, m)
 			var ve *jsonschema.ValidationError
@@ -390,4 +338,18 @@ func TestPlanStepKeepsItsBytes(t *testing.T) {
 	if string(out) != raw {
 		t.Errorf("re-encoded %s, want %s", out, raw)
 	}
+}
+
+// generic encodes v and decodes it as a plain JSON value.
+func generic(t *testing.T, v any) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
