@@ -2,6 +2,7 @@ package proposal
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,13 +92,12 @@ func TestFieldsDerivedFromSchemas(t *testing.T) {
 			"applyToIndex": {kind: kBool},
 		},
 	}
-	if !reflect.DeepEqual(opFields, wantOps) {
-		for op, want := range wantOps {
-			if got := opFields[op]; !reflect.DeepEqual(got, want) {
-				t.Errorf("%s fields derived from its schema:\n got %+v\nwant %+v", op, got, want)
-			}
+	// Pinned for the twelve operations the hand-written rules covered; a
+	// later operation's rules are whatever its schema says.
+	for op, want := range wantOps {
+		if got := opFields[op]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s fields derived from its schema:\n got %+v\nwant %+v", op, got, want)
 		}
-		t.Errorf("derived operations %d, want %d", len(opFields), len(wantOps))
 	}
 	if !reflect.DeepEqual(stepFields, wantSteps) {
 		t.Errorf("plan step fields derived from the plan schema:\n got %+v\nwant %+v", stepFields, wantSteps)
@@ -145,6 +145,15 @@ func TestSchemaAcceptsWhatCheckAccepts(t *testing.T) {
 			name, op string
 			mut      func(b map[string]any)
 		}{"valid " + op, op, func(map[string]any) {}})
+		edges = append(edges, struct {
+			name, op string
+			mut      func(b map[string]any)
+		}{"example " + op, op, func(b map[string]any) {
+			clear(b)
+			for k, v := range schemaExample(op) {
+				b[k] = v
+			}
+		}})
 	}
 	for _, tc := range edges {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,8 +185,14 @@ func TestRefKeysDerivedFromSchemas(t *testing.T) {
 		"rebase": {"currentRef", "ontoRef"},
 		"reset":  {"targetRef"},
 	}
-	if !reflect.DeepEqual(refKeys, wantOps) {
-		t.Errorf("refKeys = %v, want %v", refKeys, wantOps)
+	// Pinned for the twelve operations of the hand-written list.
+	for op := range opFields {
+		if !slices.Contains(twelve, op) {
+			continue
+		}
+		if got := refKeys[op]; !reflect.DeepEqual(got, wantOps[op]) {
+			t.Errorf("refKeys[%s] = %v, want %v", op, got, wantOps[op])
+		}
 	}
 	if !reflect.DeepEqual(stepRefKeys, wantSteps) {
 		t.Errorf("stepRefKeys = %v, want %v", stepRefKeys, wantSteps)
@@ -189,11 +204,27 @@ func TestRefKeysDerivedFromSchemas(t *testing.T) {
 func TestPathKeysDerivedFromSchemas(t *testing.T) {
 	got := map[string][]string{}
 	for op, keys := range pathKeys {
-		if len(keys) > 0 {
+		if len(keys) > 0 && slices.Contains(twelve, op) {
 			got[op] = keys
 		}
 	}
 	if want := map[string][]string{"worktree": {"path"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("pathKeys = %v, want %v", got, want)
 	}
+}
+
+// twelve are the operations the hand-written rules covered.
+var twelve = []string{"merge", "rebase", "discard", "reset", "patch", "plan", "worktree", "commit", "push", "branch", "branchDelete", "submodulePointer"}
+
+// schemaExample is the example body of op's schema.
+func schemaExample(op string) map[string]any {
+	s, err := operation.Schema(op)
+	if err != nil {
+		panic(err)
+	}
+	ex, _ := s["examples"].([]any)
+	if len(ex) == 0 {
+		panic("the " + op + " schema has no example")
+	}
+	return ex[0].(map[string]any)
 }
