@@ -353,3 +353,34 @@ func generic(t *testing.T, v any) map[string]any {
 	}
 	return m
 }
+
+// A plan's steps encode byte for byte as the provider encoded them when
+// it sent the steps array as one json.RawMessage: spacing dropped, HTML
+// characters escaped, key order and escapes kept.
+func TestPlanStepsEncodeAsTheRawArrayDid(t *testing.T) {
+	for _, raw := range []string{
+		`[{"operationType":"reset","targetRef":"HEAD"}]`,
+		" [ {\"operationType\" : \"merge\", \"sourceRef\":\"a<b>&\\u00e9\",\n \"targetRef\":\"main\"} ,{\"targetRef\":\"x\",\"operationType\":\"reset\"} ] ",
+		`[{"operationType":"patch","patchContent":"x\ny","applyToIndex":true},{"operationType":"nope"}]`,
+	} {
+		old, err := json.Marshal(struct {
+			Steps json.RawMessage `json:"steps"`
+		}{json.RawMessage(strings.TrimSpace(raw))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p Plan
+		if err := json.Unmarshal([]byte(`{"steps":`+raw+`}`), &p); err != nil {
+			t.Fatal(err)
+		}
+		now, err := json.Marshal(struct {
+			Steps []PlanStep `json:"steps"`
+		}{p.Steps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(now) != string(old) {
+			t.Errorf("steps %q encode as\n%s\nwant\n%s", raw, now, old)
+		}
+	}
+}
