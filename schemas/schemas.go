@@ -6,6 +6,8 @@
 //	prompt.schema.json    a prompt spec file, spec/prompts/<name>.yaml
 //	agent-policy.schema.json  the approval gateway's agent policy file
 //	                      (FLUXGIT_MCP_AGENT_POLICY, gateway/policy)
+//	operations/<op>.schema.json  the body of a write proposal of operation
+//	                      <op> (internal/operation, the proposal contract)
 //
 // The schemas are self-contained (no $ref to other files or to the network),
 // so they compile offline.
@@ -13,7 +15,9 @@ package schemas
 
 import "embed"
 
-// FS holds the *.schema.json files at its root, e.g. "tool.schema.json".
+// FS holds the *.schema.json files at its root, e.g. "tool.schema.json",
+// and the operation body schemas under operations/, e.g.
+// "operations/merge.schema.json".
 //
-//go:embed *.schema.json
+//go:embed *.schema.json operations/*.schema.json
 var FS embed.FS

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fluxgit/fluxgit/gateway/policy"
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/operation"
 	"github.com/fluxgit/fluxgit/internal/pathwithin"
 )
 
@@ -71,7 +72,7 @@ func (e *Executor) Bind(ctx context.Context, op string, body json.RawMessage) (B
 	if err != nil {
 		return Binding{}, err
 	}
-	b, err := e.bindRepo(ctx, "repoPath", req.RepoPath)
+	b, err := e.bindRepo(ctx, "repoPath", req.Head().RepoPath)
 	if err != nil {
 		return Binding{}, err
 	}
@@ -96,10 +97,11 @@ func (e *Executor) Bind(ctx context.Context, op string, body json.RawMessage) (B
 		}
 		return err
 	}
-	var bindStep func(op string, r *request, at string) error
-	bindStep = func(op string, r *request, at string) error {
-		switch op {
-		case "merge":
+	// bindStep binds one step body (operation.PlanStep.Body, or
+	// operation.AsStep of a whole operation's body).
+	bindStep := func(s any, at string) error {
+		switch r := s.(type) {
+		case *operation.MergeStep:
 			if err := need(at+"sourceRef", r.SourceRef); err != nil {
 				return err
 			}
@@ -113,7 +115,7 @@ func (e *Executor) Bind(ctx context.Context, op string, body json.RawMessage) (B
 			if err := need(at+"targetRef", full); err != nil {
 				return bindErr("%stargetRef %q is not a local branch of %s; a merge goes into an existing local branch", at, r.TargetRef, b.RepoPath)
 			}
-		case "rebase":
+		case *operation.RebaseStep:
 			if err := need(at+"ontoRef", r.OntoRef); err != nil {
 				return err
 			}
@@ -129,44 +131,44 @@ func (e *Executor) Bind(ctx context.Context, op string, body json.RawMessage) (B
 					return bindErr("%scurrentRef %q is not a local branch of %s", at, cur, b.RepoPath)
 				}
 			}
-		case "reset":
+		case *operation.ResetStep:
 			if err := need(at+"targetRef", r.TargetRef); err != nil {
 				return err
 			}
 			if m := r.Mode; m != "" && m != "soft" && m != "mixed" && m != "hard" {
 				return bindErr("%smode %q is not soft, mixed or hard", at, m)
 			}
-		case "discard":
-			if len(r.paths()) == 0 {
+		case *operation.DiscardStep:
+			if len(r.Paths) == 0 {
 				return bindErr("%spaths must list at least one path to discard", at)
 			}
 			if b.Head == "" {
 				return bindErr("%s has no commit yet; there is nothing to discard changes against", b.RepoPath)
 			}
-		case "patch":
+		case *operation.PatchStep:
 			if r.PatchContent == "" {
 				return bindErr("%spatchContent is empty", at)
 			}
 		}
 		return nil
 	}
-	switch op {
-	case "merge", "rebase", "reset", "discard", "patch":
-		err = bindStep(op, req, "")
-	case "plan":
-		if len(req.Steps) == 0 || len(req.Steps) > 10 {
+	switch req := req.(type) {
+	case *operation.Merge, *operation.Rebase, *operation.Reset, *operation.Discard, *operation.Patch:
+		err = bindStep(operation.AsStep(req), "")
+	case *operation.Plan:
+		if len(req.Steps) == 0 || len(req.Steps) > operation.MaxPlanSteps {
 			return Binding{}, bindErr("a plan has 1 to 10 steps, got %d", len(req.Steps))
 		}
 		for i := range req.Steps {
 			s := &req.Steps[i]
-			if !planOps[s.OperationType] {
+			if s.Body == nil {
 				return Binding{}, bindErr("steps[%d].operationType %q is not merge, rebase, discard, reset or patch", i, s.OperationType)
 			}
-			if err = bindStep(s.OperationType, &s.request, fmt.Sprintf("steps[%d].", i)); err != nil {
+			if err = bindStep(s.Body, fmt.Sprintf("steps[%d].", i)); err != nil {
 				break
 			}
 		}
-	case "worktree":
+	case *operation.Worktree:
 		full, ok := localBranch(req.Branch)
 		if !ok {
 			return Binding{}, bindErr("branch %q is not a valid local branch name", req.Branch)
@@ -174,14 +176,14 @@ func (e *Executor) Bind(ctx context.Context, op string, body json.RawMessage) (B
 		if err = optional(full); err == nil {
 			b.WorktreePath, err = worktreeDestination(b.RepoPath, full, req.Path)
 		}
-	case "commit":
+	case *operation.Commit:
 		if strings.TrimSpace(req.Message) == "" {
 			return Binding{}, bindErr("message must not be blank")
 		}
 		b.CommitTree, err = e.commitTree(ctx, b, req)
-	case "push":
+	case *operation.Push:
 		err = e.bindPush(ctx, &b, req)
-	case "branch":
+	case *operation.Branch:
 		full, ok := localBranch(req.Name)
 		if !ok {
 			return Binding{}, bindErr("name %q is not a valid branch name", req.Name)
@@ -197,9 +199,9 @@ func (e *Executor) Bind(ctx context.Context, op string, body json.RawMessage) (B
 			sp = "HEAD"
 		}
 		err = need("startPoint", sp)
-	case "branchDelete":
+	case *operation.BranchDelete:
 		err = e.bindTargets(ctx, &b, req)
-	case "submodulePointer":
+	case *operation.SubmodulePointer:
 		err = e.bindSubmodule(ctx, &b, req)
 	}
 	if errors.Is(err, gitexec.ErrRepoProgram) {
@@ -231,7 +233,7 @@ func worktreeDestination(repo, full, path string) (string, error) {
 	return canon, nil
 }
 
-func (e *Executor) bindPush(ctx context.Context, b *Binding, req *request) error {
+func (e *Executor) bindPush(ctx context.Context, b *Binding, req *operation.Push) error {
 	remote := req.Remote
 	if remote == "" {
 		remote = "origin"
@@ -297,8 +299,8 @@ func (e *Executor) checkRemote(ctx context.Context, repo, remote string) error {
 	return nil
 }
 
-func (e *Executor) bindTargets(ctx context.Context, b *Binding, req *request) error {
-	if len(req.Targets) == 0 || len(req.Targets) > 20 {
+func (e *Executor) bindTargets(ctx context.Context, b *Binding, req *operation.BranchDelete) error {
+	if len(req.Targets) == 0 || len(req.Targets) > operation.MaxDeleteRepos {
 		return bindErr("targets must list 1 to 20 repositories, got %d", len(req.Targets))
 	}
 	self := false
@@ -330,7 +332,7 @@ func (e *Executor) bindTargets(ctx context.Context, b *Binding, req *request) er
 	return nil
 }
 
-func (e *Executor) bindSubmodule(ctx context.Context, b *Binding, req *request) error {
+func (e *Executor) bindSubmodule(ctx context.Context, b *Binding, req *operation.SubmodulePointer) error {
 	rel := func(field, p string) (string, error) {
 		c := filepath.Clean(filepath.FromSlash(p))
 		if filepath.IsAbs(p) || c == ".." || strings.HasPrefix(c, ".."+string(filepath.Separator)) {
@@ -384,11 +386,11 @@ func (e *Executor) bindSubmodule(ctx context.Context, b *Binding, req *request) 
 	if s.CheckedOut == "" {
 		return bindErr("the submodule %s has no checked-out commit", s.RelativePath)
 	}
-	if req.ExpRecorded != "" && req.ExpRecorded != s.Recorded {
-		return bindErr("expectedRecordedOid %s does not match the recorded pointer %s of %s; read submodule.status again", req.ExpRecorded, s.Recorded, s.RelativePath)
+	if req.ExpectedRecordedOid != "" && req.ExpectedRecordedOid != s.Recorded {
+		return bindErr("expectedRecordedOid %s does not match the recorded pointer %s of %s; read submodule.status again", req.ExpectedRecordedOid, s.Recorded, s.RelativePath)
 	}
-	if req.ExpChecked != "" && req.ExpChecked != s.CheckedOut {
-		return bindErr("expectedCheckedOutOid %s does not match the checked-out commit %s of %s; read submodule.status again", req.ExpChecked, s.CheckedOut, s.RelativePath)
+	if req.ExpectedCheckedOutOid != "" && req.ExpectedCheckedOutOid != s.CheckedOut {
+		return bindErr("expectedCheckedOutOid %s does not match the checked-out commit %s of %s; read submodule.status again", req.ExpectedCheckedOutOid, s.CheckedOut, s.RelativePath)
 	}
 	if s.Recorded == s.CheckedOut {
 		return bindErr("the submodule %s already has the recorded commit %s checked out; there is nothing to %s", s.RelativePath, s.Recorded, req.Direction)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
 // mergeBase is what "merged" means for branchDelete: the branch the person
@@ -112,7 +114,7 @@ func (e *Executor) worktreeBranches(ctx context.Context, repo string) (map[strin
 }
 
 // verdicts computes every target branch's verdict against b's recorded tips.
-func (e *Executor) verdicts(ctx context.Context, req *request, b Binding) ([]BranchVerdict, error) {
+func (e *Executor) verdicts(ctx context.Context, req *operation.BranchDelete, b Binding) ([]BranchVerdict, error) {
 	var out []BranchVerdict
 	for i, t := range req.Targets {
 		if i >= len(b.Targets) {
@@ -141,7 +143,7 @@ func (e *Executor) verdicts(ctx context.Context, req *request, b Binding) ([]Bra
 // deleted tip is reported as tipOid and restoreOid, so the branch can be
 // recreated; fleetBatchId is the proposal id. Remote branches are never
 // touched.
-func (x *execution) branchDelete(ctx context.Context, r *request) result {
+func (x *execution) branchDelete(ctx context.Context, r *operation.BranchDelete) result {
 	e := x.e
 	type brRes = map[string]any
 	var deleted, failedN, skipped int

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
 // stagedIndex is a private index holding the tree a commit proposal
@@ -34,7 +35,7 @@ func (s *stagedIndex) Close() {
 // buildIndex builds the private index of a commit request on b's
 // repository. Failures that the agent can fix (a path git cannot add,
 // unresolved conflicts) are BindErrors.
-func (e *Executor) buildIndex(ctx context.Context, b Binding, r *request) (*stagedIndex, error) {
+func (e *Executor) buildIndex(ctx context.Context, b Binding, r *operation.Commit) (*stagedIndex, error) {
 	dir, err := os.MkdirTemp("", "fluxgit-index-")
 	if err != nil {
 		return nil, fmt.Errorf("private index: %w", err)
@@ -53,7 +54,7 @@ func (e *Executor) buildIndex(ctx context.Context, b Binding, r *request) (*stag
 		}
 		return nil, err
 	}
-	paths := r.paths()
+	paths := listed(r.Paths)
 	if len(paths) > 0 {
 		base := []string{"read-tree", "--empty"}
 		if b.Head != "" {
@@ -108,7 +109,7 @@ func copyFile(from, to string) error {
 }
 
 // commitTree binds the tree a commit proposal records.
-func (e *Executor) commitTree(ctx context.Context, b Binding, r *request) (string, error) {
+func (e *Executor) commitTree(ctx context.Context, b Binding, r *operation.Commit) (string, error) {
 	s, err := e.buildIndex(ctx, b, r)
 	if err != nil {
 		return "", err
@@ -157,7 +158,7 @@ func (e *Executor) commitReview(ctx context.Context, b Binding) *CommitReview {
 // form the policy's refs globs use ("main" for refs/heads/main, HEAD for
 // a detached HEAD). Named refs (a merge's target, a new branch) are
 // already in the policy request; naming them again does no harm.
-func moves(op string, r *request, b Binding) []string {
+func moves(op string, body operation.Body, b Binding) []string {
 	cur := func(branch string) string {
 		if branch == "" {
 			return "HEAD"
@@ -174,24 +175,29 @@ func moves(op string, r *request, b Binding) []string {
 		out = append(out, s)
 	}
 	current := b.Branch
-	var step func(op string, r *request)
-	step = func(op string, r *request) {
-		switch op {
-		case "commit", "reset":
+	// step handles one body: a whole operation's, or a plan step's.
+	var step func(body any)
+	step = func(body any) {
+		switch r := body.(type) {
+		case *operation.Commit, *operation.Reset, *operation.ResetStep:
 			add(cur(current))
-		case "merge":
+		case *operation.Merge:
+			step(r.Step())
+		case *operation.MergeStep:
 			if full, ok := localBranch(r.TargetRef); ok {
 				current = full
 			}
 			add(cur(current))
-		case "rebase":
+		case *operation.Rebase:
+			step(r.Step())
+		case *operation.RebaseStep:
 			if c := r.CurrentRef; c != "" && c != "HEAD" {
 				if full, ok := localBranch(c); ok {
 					current = full
 				}
 			}
 			add(cur(current))
-		case "push":
+		case *operation.Push:
 			br := r.Branch
 			if br == "" {
 				br = current
@@ -199,11 +205,11 @@ func moves(op string, r *request, b Binding) []string {
 			if br != "" {
 				add(shortBranch(br))
 			}
-		case "plan":
+		case *operation.Plan:
 			for i := range r.Steps {
-				step(r.Steps[i].OperationType, &r.Steps[i].request)
+				step(r.Steps[i].Body)
 			}
-		case "submodulePointer":
+		case *operation.SubmodulePointer:
 			if s := b.Submodule; s != nil {
 				if r.Direction == "record" {
 					add(cur(s.ParentBranch))
@@ -213,6 +219,6 @@ func moves(op string, r *request, b Binding) []string {
 			}
 		}
 	}
-	step(op, r)
+	step(body)
 	return out
 }

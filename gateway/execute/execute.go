@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
 // Options configures an Executor.
@@ -54,80 +55,29 @@ func (e *BindError) Error() string { return e.Msg }
 
 func bindErr(format string, a ...any) error { return &BindError{Msg: fmt.Sprintf(format, a...)} }
 
-// request is the union of the per-operation fields of the preview bodies
-// the handshake provider sends (plugins/proposals). Plan steps use the same
-// fields.
-type request struct {
-	RepoPath     string    `json:"repoPath"`
-	SourceRef    string    `json:"sourceRef"`
-	TargetRef    string    `json:"targetRef"`
-	Strategy     string    `json:"strategy"`
-	CurrentRef   string    `json:"currentRef"`
-	OntoRef      string    `json:"ontoRef"`
-	Interactive  bool      `json:"interactive"`
-	Paths        *[]string `json:"paths"`
-	Mode         string    `json:"mode"`
-	PatchContent string    `json:"patchContent"`
-	ApplyToIndex bool      `json:"applyToIndex"`
-	Steps        []step    `json:"steps"`
-	Branch       string    `json:"branch"`
-	Path         string    `json:"path"`
-	Message      string    `json:"message"`
-	StageAll     bool      `json:"stageAll"`
-	Remote       string    `json:"remote"`
-	SetUpstream  bool      `json:"setUpstream"`
-	Force        bool      `json:"forceWithLease"`
-	Name         string    `json:"name"`
-	StartPoint   string    `json:"startPoint"`
-	Checkout     *bool     `json:"checkout"`
-	Targets      []target  `json:"targets"`
-	ParentPath   string    `json:"parentPath"`
-	RelativePath string    `json:"relativePath"`
-	Direction    string    `json:"direction"`
-	ExpRecorded  string    `json:"expectedRecordedOid"`
-	ExpChecked   string    `json:"expectedCheckedOutOid"`
-}
-
-// step is one plan step: an operation type and that operation's fields.
-type step struct {
-	OperationType string `json:"operationType"`
-	request
-}
-
-type target struct {
-	RepoPath string   `json:"repoPath"`
-	Branches []string `json:"branches"`
-}
-
-func (r *request) paths() []string {
-	if r.Paths == nil {
-		return nil
-	}
-	return *r.Paths
-}
-
-// parse decodes a body; a malformed one is a BindError.
-func parse(op string, body json.RawMessage) (*request, error) {
-	var r request
-	if err := json.Unmarshal(body, &r); err != nil {
+// parse decodes a body into its typed body (internal/operation, the
+// contract both ends share); a malformed one is a BindError. Decoding is
+// lenient about absent keys: the gateway checked the body against the
+// contract before binding it.
+func parse(op string, body json.RawMessage) (operation.Body, error) {
+	r, err := operation.Decode(op, body)
+	if err != nil {
 		return nil, bindErr("the %s body is not valid: %v", op, err)
 	}
-	return &r, nil
+	return r, nil
 }
 
-// planOps are the operation types a plan step may have.
-var planOps = map[string]bool{"merge": true, "rebase": true, "discard": true, "reset": true, "patch": true}
+// Ops are the twelve operation types Execute runs (internal/operation).
+var Ops = operation.Names()
 
-// Ops are the twelve operation types Execute runs.
-var Ops = []string{"merge", "rebase", "discard", "reset", "patch", "plan", "worktree", "commit", "push", "branch", "branchDelete", "submodulePointer"}
+func knownOp(op string) bool { return operation.Known(op) }
 
-func knownOp(op string) bool {
-	for _, o := range Ops {
-		if o == op {
-			return true
-		}
+// listed reports whether paths is a non-empty path list.
+func listed(paths *[]string) []string {
+	if paths == nil {
+		return nil
 	}
-	return false
+	return *paths
 }
 
 // git helpers. Every command goes through the write runner; reads too, so
@@ -334,27 +284,45 @@ func (e *Executor) Execute(ctx context.Context, j Job) (out Outcome) {
 	if err != nil {
 		return outcome(failed("not executed: %v", err))
 	}
-	x := &execution{e: e, job: j, repo: j.Binding.RepoPath}
-	var res result
-	switch j.OperationType {
-	case "plan":
-		res = x.plan(ctx, req)
-	case "worktree":
-		res = x.worktree(ctx, req)
-	case "commit":
-		res = x.commit(ctx, req)
-	case "push":
-		res = x.push(ctx, req)
-	case "branch":
-		res = x.branch(ctx, req)
-	case "branchDelete":
-		res = x.branchDelete(ctx, req)
-	case "submodulePointer":
-		res = x.submodulePointer(ctx, req)
-	default:
-		res = x.step(ctx, j.OperationType, req, false)
+	run, ok := runners[j.OperationType]
+	if !ok {
+		return outcome(failed("not executed: this gateway has no executor for %s; update fluxgit", j.OperationType))
 	}
-	return outcome(res)
+	x := &execution{e: e, job: j, repo: j.Binding.RepoPath}
+	return outcome(run(x, ctx, req))
+}
+
+// runner executes one operation's typed body.
+type runner func(x *execution, ctx context.Context, body operation.Body) result
+
+// runners are the executor functions, one per operation of operation.All
+// (TestEveryOperationHasAnExecutor): adding an operation is adding its
+// function here. The five a plan may hold run as one step outside a plan.
+var runners = map[string]runner{
+	"merge":            runStep,
+	"rebase":           runStep,
+	"discard":          runStep,
+	"reset":            runStep,
+	"patch":            runStep,
+	"plan":             typed((*execution).plan),
+	"worktree":         typed((*execution).worktree),
+	"commit":           typed((*execution).commit),
+	"push":             typed((*execution).push),
+	"branch":           typed((*execution).branch),
+	"branchDelete":     typed((*execution).branchDelete),
+	"submodulePointer": typed((*execution).submodulePointer),
+}
+
+// typed adapts an executor function of one typed body to a runner; parse
+// made the body with operation.New, so the assertion holds.
+func typed[B operation.Body](f func(*execution, context.Context, B) result) runner {
+	return func(x *execution, ctx context.Context, body operation.Body) result { return f(x, ctx, body.(B)) }
+}
+
+// runStep runs a merge, rebase, discard, reset or patch body as the
+// equivalent plan step, with its own restore point.
+func runStep(x *execution, ctx context.Context, body operation.Body) result {
+	return x.step(ctx, x.job.OperationType, operation.AsStep(body), false)
 }
 
 func outcome(r result) Outcome {

@@ -10,22 +10,25 @@ import (
 	"strings"
 
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/operation"
 	"github.com/fluxgit/fluxgit/internal/rundir"
 )
 
 // step runs one of the five operations a plan may contain. inPlan: the
 // plan holds the restore point, so the step takes none of its own.
-func (x *execution) step(ctx context.Context, op string, r *request, inPlan bool) result {
-	switch op {
-	case "merge":
+// s is the step's typed body (operation.PlanStep.Body, or
+// operation.AsStep of a whole operation's body).
+func (x *execution) step(ctx context.Context, op string, s any, inPlan bool) result {
+	switch r := s.(type) {
+	case *operation.MergeStep:
 		return x.merge(ctx, r, inPlan)
-	case "rebase":
+	case *operation.RebaseStep:
 		return x.rebase(ctx, r, inPlan)
-	case "discard":
+	case *operation.DiscardStep:
 		return x.discard(ctx, r, inPlan)
-	case "reset":
+	case *operation.ResetStep:
 		return x.reset(ctx, r, inPlan)
-	case "patch":
+	case *operation.PatchStep:
 		return x.patch(ctx, r, inPlan)
 	}
 	return failed("operation type %q cannot be a plan step", op)
@@ -63,7 +66,7 @@ func (x *execution) needClean(ctx context.Context, what string) (result, bool) {
 // was checked out for the merge, the original branch is checked out again:
 // the repository is as it was. On success targetRef stays checked out.
 // Hooks do not run (the person approved this exact merge).
-func (x *execution) merge(ctx context.Context, r *request, inPlan bool) result {
+func (x *execution) merge(ctx context.Context, r *operation.MergeStep, inPlan bool) result {
 	e, repo := x.e, x.repo
 	target, ok := localBranch(r.TargetRef)
 	if !ok && r.TargetRef == "HEAD" {
@@ -178,7 +181,7 @@ func limit(s []string, n int) []string {
 // without interaction. A named currentRef is checked out by git and stays
 // checked out. On a conflict the rebase is aborted, which puts back the
 // original branch, HEAD and work tree.
-func (x *execution) rebase(ctx context.Context, r *request, inPlan bool) result {
+func (x *execution) rebase(ctx context.Context, r *operation.RebaseStep, inPlan bool) result {
 	e, repo := x.e, x.repo
 	if r.Interactive {
 		return failed("interactive rebase is not supported")
@@ -260,9 +263,9 @@ func (x *execution) safetyStash(ctx context.Context, why string) (string, error)
 // paths. They are not lost: `git stash push --include-untracked -- paths`
 // moves exactly them into a safety stash entry, whose id the result and
 // the restore record carry; Undo applies it back.
-func (x *execution) discard(ctx context.Context, r *request, inPlan bool) result {
+func (x *execution) discard(ctx context.Context, r *operation.DiscardStep, inPlan bool) result {
 	e, repo := x.e, x.repo
-	paths := r.paths()
+	paths := r.Paths
 	if len(paths) == 0 {
 		return failed("paths must list at least one path")
 	}
@@ -304,7 +307,7 @@ func (x *execution) discard(ctx context.Context, r *request, inPlan bool) result
 // reset moves the checked-out branch (or a detached HEAD) to targetRef.
 // Before a hard reset the uncommitted changes to tracked files are kept in
 // a safety stash entry.
-func (x *execution) reset(ctx context.Context, r *request, inPlan bool) result {
+func (x *execution) reset(ctx context.Context, r *operation.ResetStep, inPlan bool) result {
 	e, repo := x.e, x.repo
 	mode := r.Mode
 	if mode == "" {
@@ -355,7 +358,7 @@ func (x *execution) reset(ctx context.Context, r *request, inPlan bool) result {
 // patch applies patchContent to the work tree (applyToIndex: to the index
 // too) after `git apply --check` proved it applies; a patch that does not
 // apply changes nothing.
-func (x *execution) patch(ctx context.Context, r *request, inPlan bool) result {
+func (x *execution) patch(ctx context.Context, r *operation.PatchStep, inPlan bool) result {
 	e, repo := x.e, x.repo
 	f, err := os.CreateTemp("", "fluxgit-patch-*.diff")
 	if err != nil {
@@ -434,7 +437,7 @@ func numstatPaths(out string) []string {
 // the first; it stops at the first failure and reports the later steps as
 // skipped. A failed step leaves the repository as that step found it (the
 // steps abort their own conflicts); steps before it stay applied.
-func (x *execution) plan(ctx context.Context, r *request) result {
+func (x *execution) plan(ctx context.Context, r *operation.Plan) result {
 	e, repo := x.e, x.repo
 	if len(r.Steps) == 0 || len(r.Steps) > 10 {
 		return failed("a plan has 1 to 10 steps, got %d", len(r.Steps))
@@ -473,11 +476,7 @@ func (x *execution) plan(ctx context.Context, r *request) result {
 		}
 		h0, b0, _ := e.headState(ctx, repo)
 		var res result
-		if !planOps[s.OperationType] {
-			res = failed("operation type %q cannot be a plan step", s.OperationType)
-		} else {
-			res = x.step(ctx, s.OperationType, &s.request, true)
-		}
+		res = x.step(ctx, s.OperationType, s.Body, true)
 		h1, b1, _ := e.headState(ctx, repo)
 		st := map[string]any{"operationType": s.OperationType, "status": res["status"], "message": res["message"]}
 		if res.ok() {
@@ -536,7 +535,7 @@ func (x *execution) plan(ctx context.Context, r *request) result {
 // nothing is created. git gets the canonical path, and the created
 // worktree is checked once more and removed if it still ended up
 // elsewhere. Hooks do not run.
-func (x *execution) worktree(ctx context.Context, r *request) result {
+func (x *execution) worktree(ctx context.Context, r *operation.Worktree) result {
 	e, repo := x.e, x.repo
 	full, ok := localBranch(r.Branch)
 	if !ok {
@@ -593,7 +592,7 @@ func (x *execution) worktree(ctx context.Context, r *request) result {
 // `commit --only` and `commit -a` (the hooks see it through
 // GIT_INDEX_FILE), so a file changed while the commit runs cannot slip in;
 // the person's index is brought up to date afterwards.
-func (x *execution) commit(ctx context.Context, r *request) result {
+func (x *execution) commit(ctx context.Context, r *operation.Commit) result {
 	e, repo := x.e, x.repo
 	bound := x.job.Binding.CommitTree
 	if bound == "" {
@@ -628,7 +627,7 @@ func (x *execution) commit(ctx context.Context, r *request) result {
 	// The person's index now follows the commit: the committed paths (or,
 	// when everything staged was committed, the whole index) match HEAD.
 	sync := []string{"reset", "-q"}
-	if paths := r.paths(); len(paths) > 0 {
+	if paths := listed(r.Paths); len(paths) > 0 {
 		sync = append(append(sync, "--"), paths...)
 	}
 	msg := "committed " + after + " on " + orDetached(branch)
@@ -646,7 +645,7 @@ func (x *execution) commit(ctx context.Context, r *request) result {
 // commit recorded when the proposal arrived (none recorded: the remote
 // branch must not exist), never to whatever a later fetch brought. Hooks do
 // not run.
-func (x *execution) push(ctx context.Context, r *request) result {
+func (x *execution) push(ctx context.Context, r *operation.Push) result {
 	e, repo := x.e, x.repo
 	remote := r.Remote
 	if remote == "" {
@@ -673,7 +672,7 @@ func (x *execution) push(ctx context.Context, r *request) result {
 	if r.SetUpstream {
 		args = append(args, "--set-upstream")
 	}
-	if r.Force {
+	if r.ForceWithLease {
 		lease, ok := x.job.Binding.Refs["refs/remotes/"+remote+"/"+shortBranch(full)]
 		if !ok {
 			return failed("push refused: the proposal recorded no remote-tracking commit to bind force-with-lease to")
@@ -685,7 +684,7 @@ func (x *execution) push(ctx context.Context, r *request) result {
 		return failed("git push to %s failed, the remote was not changed: %s", remote, details(err))
 	}
 	msg := "pushed " + full + " to " + remote
-	if r.Force {
+	if r.ForceWithLease {
 		msg += " (force-with-lease)"
 	}
 	return result{"status": "completed", "message": msg, "pushedRef": full, "remote": remote}
@@ -694,7 +693,7 @@ func (x *execution) push(ctx context.Context, r *request) result {
 // branch creates name at startPoint (default HEAD) without upstream
 // tracking and, when checkout is true (the default), checks it out. When
 // the checkout fails the new branch is deleted again.
-func (x *execution) branch(ctx context.Context, r *request) result {
+func (x *execution) branch(ctx context.Context, r *operation.Branch) result {
 	e, repo := x.e, x.repo
 	full, ok := localBranch(r.Name)
 	if !ok {

@@ -7,28 +7,39 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
 // destructive reports whether a plan step needs its own tick on the card:
 // a discard and a hard reset throw work-tree changes away (into a safety
 // stash, but a person should still see it).
-func destructive(s step) bool {
-	return s.OperationType == "discard" || s.OperationType == "reset" && s.Mode == "hard"
+func destructive(s operation.PlanStep) bool {
+	switch b := s.Body.(type) {
+	case *operation.DiscardStep:
+		return true
+	case *operation.ResetStep:
+		return b.Mode == "hard"
+	}
+	return false
 }
 
 // Review describes a bound proposal for the approval card: a one-line
 // summary, warnings, the merge summary, branchDelete verdicts, and the
 // confirmations an approval must carry (CheckConfirmations).
 func (e *Executor) Review(ctx context.Context, op string, body json.RawMessage, b Binding) (Review, error) {
+	if !knownOp(op) {
+		return Review{}, bindErr("unknown operation type %q", op)
+	}
 	req, err := parse(op, body)
 	if err != nil {
 		return Review{}, err
 	}
 	var rv Review
 	repo := b.RepoPath
-	switch op {
-	case "merge":
-		m, warn, err := e.mergeReview(ctx, repo, req, b)
+	switch req := req.(type) {
+	case *operation.Merge:
+		m, warn, err := e.mergeReview(ctx, repo, req.Step(), b)
 		if err != nil {
 			return Review{}, err
 		}
@@ -38,17 +49,17 @@ func (e *Executor) Review(ctx context.Context, op string, body json.RawMessage, 
 			verb = "Squash-merge"
 		}
 		rv.Summary = fmt.Sprintf("%s %s into %s (%d commit(s), %d file(s))", verb, req.SourceRef, m.Target, m.Commits, m.FilesChanged)
-	case "rebase":
+	case *operation.Rebase:
 		cur := req.CurrentRef
 		if cur == "" || cur == "HEAD" {
 			cur = orDetached(shortBranch(b.Branch))
 		}
 		rv.Summary = fmt.Sprintf("Rebase %s onto %s", cur, req.OntoRef)
 		rv.Warnings = []string{"Rebasing rewrites the history of " + cur + "; on a conflict the rebase is aborted and nothing changes."}
-	case "discard":
-		rv.Summary = fmt.Sprintf("Discard the changes in %d path(s)", len(req.paths()))
+	case *operation.Discard:
+		rv.Summary = fmt.Sprintf("Discard the changes in %d path(s)", len(req.Paths))
 		rv.Warnings = []string{"The changes (including untracked files under these paths) are moved into a safety stash entry first."}
-	case "reset":
+	case *operation.Reset:
 		mode := req.Mode
 		if mode == "" {
 			mode = "mixed"
@@ -58,7 +69,7 @@ func (e *Executor) Review(ctx context.Context, op string, body json.RawMessage, 
 			rv.Requires.TypeBranch = confirmName(b.Branch)
 			rv.Warnings = []string{"A hard reset overwrites the index and the work tree; uncommitted changes to tracked files are kept in a safety stash entry."}
 		}
-	case "patch":
+	case *operation.Patch:
 		files := []string{}
 		rv.Summary = "Apply a patch"
 		if req.ApplyToIndex {
@@ -72,29 +83,29 @@ func (e *Executor) Review(ctx context.Context, op string, body json.RawMessage, 
 		if len(files) > 0 {
 			rv.Summary += fmt.Sprintf(" (%d file(s))", len(files))
 		}
-	case "plan":
+	case *operation.Plan:
 		rv.Summary = fmt.Sprintf("Run a plan of %d step(s)", len(req.Steps))
 		for i, s := range req.Steps {
 			if destructive(s) {
 				rv.Requires.DestructiveSteps = append(rv.Requires.DestructiveSteps, i)
 			}
-			if s.OperationType == "merge" && rv.Merge == nil {
-				if m, _, err := e.mergeReview(ctx, repo, &s.request, b); err == nil {
+			if ms, ok := s.Body.(*operation.MergeStep); ok && rv.Merge == nil {
+				if m, _, err := e.mergeReview(ctx, repo, ms, b); err == nil {
 					rv.Merge = m
 				}
 			}
 		}
 		rv.Warnings = []string{"The plan stops at the first failing step; later steps are skipped."}
-	case "worktree":
+	case *operation.Worktree:
 		rv.WorktreePath = b.WorktreePath
 		rv.Summary = "Create a worktree for " + req.Branch + " at " + b.WorktreePath
 		if req.Path == "" {
 			rv.Summary += " (the default location)"
 		}
-	case "commit":
+	case *operation.Commit:
 		switch {
-		case len(req.paths()) > 0:
-			rv.Summary = fmt.Sprintf("Commit %d path(s)", len(req.paths()))
+		case len(listed(req.Paths)) > 0:
+			rv.Summary = fmt.Sprintf("Commit %d path(s)", len(listed(req.Paths)))
 		case req.StageAll && req.Paths == nil:
 			rv.Summary = "Stage every change and commit"
 		default:
@@ -108,7 +119,7 @@ func (e *Executor) Review(ctx context.Context, op string, body json.RawMessage, 
 		if c.FilesChanged == 0 {
 			rv.Warnings = append(rv.Warnings, "Nothing to commit: the tree is the same as HEAD's, so the commit will fail.")
 		}
-	case "push":
+	case *operation.Push:
 		remote := req.Remote
 		if remote == "" {
 			remote = "origin"
@@ -121,12 +132,12 @@ func (e *Executor) Review(ctx context.Context, op string, body json.RawMessage, 
 		if req.SetUpstream {
 			rv.Summary += " and set it as upstream"
 		}
-		if req.Force {
+		if req.ForceWithLease {
 			rv.Requires.ForcePush = true
 			lease := b.Refs["refs/remotes/"+remote+"/"+shortBranch(br)]
 			rv.Warnings = []string{fmt.Sprintf("Force push (with lease): the remote branch is overwritten if it is still at %s; commits there that are not in %s are lost on the remote.", orNone(lease), br)}
 		}
-	case "branch":
+	case *operation.Branch:
 		sp := req.StartPoint
 		if sp == "" {
 			sp = "HEAD"
@@ -135,7 +146,7 @@ func (e *Executor) Review(ctx context.Context, op string, body json.RawMessage, 
 		if req.Checkout == nil || *req.Checkout {
 			rv.Summary += " and check it out"
 		}
-	case "branchDelete":
+	case *operation.BranchDelete:
 		vs, err := e.verdicts(ctx, req, b)
 		if err != nil {
 			return Review{}, err
@@ -148,7 +159,7 @@ func (e *Executor) Review(ctx context.Context, op string, body json.RawMessage, 
 			}
 		}
 		rv.Summary = fmt.Sprintf("Delete %d of %d local branch(es); the others are kept", n, len(vs))
-	case "submodulePointer":
+	case *operation.SubmodulePointer:
 		if s := b.Submodule; s != nil {
 			if req.Direction == "record" {
 				rv.Summary = fmt.Sprintf("Record %s as the pointer of %s (was %s)", short(s.CheckedOut), s.RelativePath, short(s.Recorded))
@@ -180,7 +191,7 @@ func confirmName(branch string) string {
 }
 
 // mergeReview computes what merging r.SourceRef into r.TargetRef brings in.
-func (e *Executor) mergeReview(ctx context.Context, repo string, r *request, b Binding) (*MergeReview, []string, error) {
+func (e *Executor) mergeReview(ctx context.Context, repo string, r *operation.MergeStep, b Binding) (*MergeReview, []string, error) {
 	target, ok := localBranch(r.TargetRef)
 	if !ok && r.TargetRef == "HEAD" {
 		target = b.Branch

@@ -3,6 +3,8 @@ package execute
 import (
 	"context"
 	"fmt"
+
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
 // submodulePointer records the submodule's checked-out commit in its
@@ -12,17 +14,17 @@ import (
 // return), keeping the previous checkout as the restore point. The
 // submodule must be initialised, clean, and differ from the recorded
 // pointer; the optional pins must still match.
-func (x *execution) submodulePointer(ctx context.Context, r *request) result {
+func (x *execution) submodulePointer(ctx context.Context, r *operation.SubmodulePointer) result {
 	e := x.e
 	s := x.job.Binding.Submodule
 	if s == nil {
 		return failed("the proposal has no submodule binding")
 	}
-	if r.ExpRecorded != "" && r.ExpRecorded != s.Recorded {
-		return failed("expectedRecordedOid %s does not match the recorded pointer %s", r.ExpRecorded, s.Recorded)
+	if r.ExpectedRecordedOid != "" && r.ExpectedRecordedOid != s.Recorded {
+		return failed("expectedRecordedOid %s does not match the recorded pointer %s", r.ExpectedRecordedOid, s.Recorded)
 	}
-	if r.ExpChecked != "" && r.ExpChecked != s.CheckedOut {
-		return failed("expectedCheckedOutOid %s does not match the checked-out commit %s", r.ExpChecked, s.CheckedOut)
+	if r.ExpectedCheckedOutOid != "" && r.ExpectedCheckedOutOid != s.CheckedOut {
+		return failed("expectedCheckedOutOid %s does not match the checked-out commit %s", r.ExpectedCheckedOutOid, s.CheckedOut)
 	}
 	if st, err := e.run(ctx, s.Path, "status", "--porcelain=v1", "--untracked-files=no"); err != nil || st != "" {
 		return failed("the submodule %s has uncommitted changes (or its status cannot be read); it must be clean", s.RelativePath)

@@ -19,13 +19,17 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
-// Ops are the twelve preview operations, in the contract's order.
-var Ops = []string{"merge", "rebase", "discard", "reset", "patch", "plan", "worktree", "commit", "push", "branch", "branchDelete", "submodulePointer"}
+// Ops are the twelve preview operations, in the contract's order
+// (internal/operation owns the list).
+var Ops = operation.Names()
 
-// CommonKeys are the keys every preview body carries.
-var CommonKeys = []string{"agentId", "idempotencyKey", "operationType", "previewId", "reason", "repoPath", "requestedAt"}
+// CommonKeys are the keys every preview body carries, sorted
+// (operation.Header).
+var CommonKeys = operation.HeaderKeys()
 
 // kind is how one body field is checked.
 type kind int
@@ -55,105 +59,127 @@ type field struct {
 	enum     []string
 }
 
-// opFields are the operation-specific body keys of each preview: what
-// the contract lists per operation, with which are always sent (defaults
-// applied) and which only when given and non-blank.
-var opFields = map[string]map[string]field{
-	"merge": {
-		"sourceRef": {kind: kRef, required: true},
-		"targetRef": {kind: kRef, required: true},
-		"strategy":  {kind: kEnum, required: true, enum: []string{"merge", "squash"}},
-	},
-	"rebase": {
-		"currentRef":  {kind: kRef, required: true},
-		"ontoRef":     {kind: kRef, required: true},
-		"interactive": {kind: kFalse, required: true},
-	},
-	"discard": {
-		"paths": {kind: kStrings1, required: true},
-	},
-	"reset": {
-		"targetRef": {kind: kRef, required: true},
-		"mode":      {kind: kEnum, required: true, enum: []string{"soft", "mixed", "hard"}},
-	},
-	"patch": {
-		"patchContent": {kind: kPatch, required: true},
-		"applyToIndex": {kind: kBool, required: true},
-	},
-	"plan": {
-		"steps": {kind: kSteps, required: true},
-	},
-	"worktree": {
-		"branch": {kind: kRef, required: true},
-		"path":   {kind: kAbsPath},
-	},
-	"commit": {
-		"message":  {kind: kCommitMsg, required: true},
-		"stageAll": {kind: kBool, required: true},
-		"paths":    {kind: kStrings},
-	},
-	"push": {
-		"remote":         {kind: kRef, required: true},
-		"setUpstream":    {kind: kBool, required: true},
-		"forceWithLease": {kind: kBool, required: true},
-		"branch":         {kind: kRef},
-	},
-	"branch": {
-		"name":       {kind: kRef, required: true},
-		"checkout":   {kind: kBool, required: true},
-		"startPoint": {kind: kRef},
-	},
-	"branchDelete": {
-		"targets": {kind: kTargets, required: true},
-	},
-	"submodulePointer": {
-		"parentPath":            {kind: kPathRel, required: true},
-		"relativePath":          {kind: kString, required: true},
-		"direction":             {kind: kEnum, required: true, enum: []string{"record", "return"}},
-		"message":               {kind: kMessage},
-		"expectedRecordedOid":   {kind: kOID},
-		"expectedCheckedOutOid": {kind: kOID},
-	},
+// opFields are the operation-specific body keys of each preview, and
+// stepFields the keys a plan step may carry for each step operation
+// (besides operationType): both derived from the operation schemas
+// (schemas/operations, internal/operation), so the words Check explains a
+// violation in follow the contract as data instead of a copy of it.
+var opFields, stepFields = deriveFields()
+
+// deriveFields reads every operation schema. The embedded schemas are part
+// of the build, so one this cannot read is a defect the package's tests
+// catch; it panics rather than check bodies against a partial contract.
+func deriveFields() (ops, steps map[string]map[string]field) {
+	ops, steps = map[string]map[string]field{}, map[string]map[string]field{}
+	for _, op := range operation.Names() {
+		s, err := operation.Schema(op)
+		if err != nil {
+			panic(err)
+		}
+		ops[op] = objectFields(op, s, CommonKeys)
+		if op != "plan" {
+			continue
+		}
+		defs, _ := s["$defs"].(map[string]any)
+		for _, sop := range operation.PlanStepOps {
+			d, ok := defs[sop+"Step"].(map[string]any)
+			if !ok {
+				panic(fmt.Sprintf("the plan schema has no $defs/%sStep", sop))
+			}
+			steps[sop] = objectFields("plan step "+sop, d, []string{"operationType"})
+		}
+	}
+	return ops, steps
 }
 
-// stepFields are the keys a plan step may carry for each step operation
-// (besides operationType); nothing is defaulted inside a step, so only
-// the oneOf branch's own required keys are required.
-var stepFields = map[string]map[string]field{
-	"merge": {
-		"sourceRef": {kind: kRef, required: true},
-		"targetRef": {kind: kRef, required: true},
-		"strategy":  {kind: kEnum, enum: []string{"merge", "squash"}},
-	},
-	"rebase": {
-		"currentRef":  {kind: kRef},
-		"ontoRef":     {kind: kRef, required: true},
-		"interactive": {kind: kFalse},
-	},
-	"discard": {"paths": {kind: kStrings1, required: true}},
-	"reset": {
-		"targetRef": {kind: kRef, required: true},
-		"mode":      {kind: kEnum, enum: []string{"soft", "mixed", "hard"}},
-	},
-	"patch": {
-		"patchContent": {kind: kPatch, required: true},
-		"applyToIndex": {kind: kBool},
-	},
+// objectFields turns an object schema's properties, less skip, into field
+// rules.
+func objectFields(where string, s map[string]any, skip []string) map[string]field {
+	props, _ := s["properties"].(map[string]any)
+	req := map[string]bool{}
+	if r, ok := s["required"].([]any); ok {
+		for _, k := range r {
+			req[k.(string)] = true
+		}
+	}
+	out := map[string]field{}
+	for k, v := range props {
+		if contains(skip, k) {
+			continue
+		}
+		p, _ := v.(map[string]any)
+		f, ok := kindOf(k, p)
+		if !ok {
+			panic(fmt.Sprintf("%s: cannot tell how to check property %q from its schema", where, k))
+		}
+		f.required = req[k]
+		out[k] = f
+	}
+	return out
+}
+
+// kindOf is how a property's schema is checked: const false, an enum, a
+// boolean, a path list, the plan's steps or the branchDelete targets; a
+// string is an absolute path (x-fluxgit-path absolute), an object id (the
+// oid pattern), or by its maxLength a ref (operation.MaxText, non-blank), a
+// submodule pointer message, a commit message or a patch; without one it
+// is a non-empty string (minLength 1) or a relative path that may be empty.
+func kindOf(name string, p map[string]any) (field, bool) {
+	if c, ok := p["const"]; ok && c == false {
+		return field{kind: kFalse}, true
+	}
+	if e, ok := p["enum"].([]any); ok {
+		f := field{kind: kEnum}
+		for _, v := range e {
+			f.enum = append(f.enum, v.(string))
+		}
+		return f, true
+	}
+	num := func(k string) int { n, _ := p[k].(float64); return int(n) }
+	switch p["type"] {
+	case "boolean":
+		return field{kind: kBool}, true
+	case "array":
+		switch name {
+		case "steps":
+			return field{kind: kSteps}, true
+		case "targets":
+			return field{kind: kTargets}, true
+		}
+		if items, _ := p["items"].(map[string]any); items["type"] == "string" {
+			if num("minItems") >= 1 {
+				return field{kind: kStrings1}, true
+			}
+			return field{kind: kStrings}, true
+		}
+	case "string":
+		switch {
+		case p["x-fluxgit-path"] == "absolute":
+			return field{kind: kAbsPath}, true
+		case p["pattern"] == oidRe.String():
+			return field{kind: kOID}, true
+		}
+		switch num("maxLength") {
+		case operation.MaxText:
+			return field{kind: kRef}, true
+		case operation.MaxPointerMessage:
+			return field{kind: kMessage}, true
+		case operation.MaxCommitMessage:
+			return field{kind: kCommitMsg}, true
+		case operation.MaxPatch:
+			return field{kind: kPatch}, true
+		case 0:
+			if num("minLength") >= 1 {
+				return field{kind: kString}, true
+			}
+			return field{kind: kPathRel}, true
+		}
+	}
+	return field{}, false
 }
 
 // IsOp reports whether op is one of Ops.
-func IsOp(op string) bool {
-	_, ok := opSet[op]
-	return ok
-}
-
-var opSet = func() map[string]struct{} {
-	m := map[string]struct{}{}
-	for _, op := range Ops {
-		m[op] = struct{}{}
-	}
-	return m
-}()
+func IsOp(op string) bool { return operation.Known(op) }
 
 var (
 	safeIDRe  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
@@ -396,7 +422,7 @@ func Check(op string, body map[string]any) []string {
 		p = append(p, checkField("repoPath", field{kind: kRepoPath}, v)...)
 	}
 	if v, ok := body["reason"]; ok {
-		if s, ok := v.(string); !ok || s == "" || utf8.RuneCountInString(s) > 4096 {
+		if s, ok := v.(string); !ok || s == "" || utf8.RuneCountInString(s) > operation.MaxText {
 			p = append(p, "reason must be a string of 1-4,096 characters")
 		}
 	}
@@ -444,7 +470,7 @@ func checkField(name string, f field, v any) []string {
 			return bad("a non-empty string")
 		}
 	case kRef:
-		if !isStr || str == "" || utf8.RuneCountInString(str) > 4096 || strings.TrimSpace(str) == "" {
+		if !isStr || str == "" || utf8.RuneCountInString(str) > operation.MaxText || strings.TrimSpace(str) == "" {
 			return bad("a non-blank string of 1-4,096 characters")
 		}
 	case kPathRel:
@@ -452,7 +478,7 @@ func checkField(name string, f field, v any) []string {
 			return bad("a relative path string (may be empty)")
 		}
 	case kAbsPath, kRepoPath:
-		if !isStr || strings.TrimSpace(str) == "" || !filepath.IsAbs(str) || len([]rune(str)) > 32768 {
+		if !isStr || strings.TrimSpace(str) == "" || !filepath.IsAbs(str) || utf8.RuneCountInString(str) > operation.MaxPathLen {
 			return bad("a non-blank absolute path")
 		}
 	case kBool:
@@ -472,24 +498,24 @@ func checkField(name string, f field, v any) []string {
 			return bad("a full lowercase object id")
 		}
 	case kMessage:
-		if !isStr || str == "" || utf8.RuneCountInString(str) > 2000 {
+		if !isStr || str == "" || utf8.RuneCountInString(str) > operation.MaxPointerMessage {
 			return bad("a string of 1-2,000 characters")
 		}
 	case kCommitMsg:
-		if !isStr || str == "" || utf8.RuneCountInString(str) > 65536 {
+		if !isStr || str == "" || utf8.RuneCountInString(str) > operation.MaxCommitMessage {
 			return bad("a string of 1-65,536 characters")
 		}
 	case kPatch:
-		if !isStr || str == "" || utf8.RuneCountInString(str) > 4<<20 {
+		if !isStr || str == "" || utf8.RuneCountInString(str) > operation.MaxPatch {
 			return bad("a string of 1 to 4 Mi characters")
 		}
 	case kStrings, kStrings1:
 		a, ok := v.([]any)
-		if !ok || len(a) > 10000 || (f.kind == kStrings1 && len(a) == 0) {
+		if !ok || len(a) > operation.MaxPaths || (f.kind == kStrings1 && len(a) == 0) {
 			return bad("an array of up to 10,000 paths")
 		}
 		for i, e := range a {
-			if s, ok := e.(string); !ok || s == "" || utf8.RuneCountInString(s) > 32768 {
+			if s, ok := e.(string); !ok || s == "" || utf8.RuneCountInString(s) > operation.MaxPathLen {
 				return []string{fmt.Sprintf("%s[%d] must be a non-empty path string", name, i)}
 			}
 		}
@@ -503,7 +529,7 @@ func checkField(name string, f field, v any) []string {
 
 func checkSteps(v any) []string {
 	a, ok := v.([]any)
-	if !ok || len(a) < 1 || len(a) > 10 {
+	if !ok || len(a) < 1 || len(a) > operation.MaxPlanSteps {
 		return []string{"steps must be an array of 1-10 steps"}
 	}
 	var p []string
@@ -542,7 +568,7 @@ func checkSteps(v any) []string {
 
 func checkTargets(v any) []string {
 	a, ok := v.([]any)
-	if !ok || len(a) < 1 || len(a) > 20 {
+	if !ok || len(a) < 1 || len(a) > operation.MaxDeleteRepos {
 		return []string{"targets must be an array of 1-20 targets"}
 	}
 	var p []string
@@ -565,14 +591,14 @@ func checkTargets(v any) []string {
 			p = append(p, checkField(at+".repoPath", field{kind: kRepoPath}, rp)...)
 		}
 		br, ok := t["branches"].([]any)
-		if !ok || len(br) < 1 || len(br) > 20 {
+		if !ok || len(br) < 1 || len(br) > operation.MaxDeleteBranches {
 			p = append(p, at+".branches must be an array of 1-20 branch names")
 			continue
 		}
 		seen := map[string]bool{}
 		for j, b := range br {
 			s, ok := b.(string)
-			if !ok || s == "" || utf8.RuneCountInString(s) > 4096 || strings.HasPrefix(s, "refs/") {
+			if !ok || s == "" || utf8.RuneCountInString(s) > operation.MaxText || strings.HasPrefix(s, "refs/") {
 				p = append(p, fmt.Sprintf("%s.branches[%d] must be a short branch name", at, j))
 				continue
 			}

@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"sort"
 
 	"github.com/fluxgit/fluxgit/internal/audit"
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
 // Fingerprint identifies the intent of a checked preview body: the
@@ -38,16 +40,49 @@ func Fingerprint(body map[string]any) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// refKeys are, per operation (and per plan step operation), the body keys
-// whose value is a ref as the agent wrote it. remote is a remote name, not
-// a ref, and the submodule oids are object ids, so neither is listed.
-var refKeys = map[string][]string{
-	"merge":    {"sourceRef", "targetRef"},
-	"rebase":   {"currentRef", "ontoRef"},
-	"reset":    {"targetRef"},
-	"worktree": {"branch"},
-	"push":     {"branch"},
-	"branch":   {"name", "startPoint"},
+// refKeys are, per operation, the body keys whose value is a ref as the
+// agent wrote it, and stepRefKeys the same per plan step operation: the
+// properties Check treats as refs (bounded by operation.MaxText), less
+// those the schema marks "x-fluxgit-ref": false (push's remote is a remote
+// name). Derived from the schemas, so a new operation's refs reach the
+// agent policy without a list to extend; the submodule oids are object
+// ids, not refs.
+var refKeys, stepRefKeys = deriveRefKeys()
+
+func deriveRefKeys() (ops, steps map[string][]string) {
+	ops, steps = map[string][]string{}, map[string][]string{}
+	pick := func(fields map[string]field, s map[string]any) []string {
+		props, _ := s["properties"].(map[string]any)
+		var keys []string
+		for k, f := range fields {
+			p, _ := props[k].(map[string]any)
+			if f.kind == kRef && p["x-fluxgit-ref"] != false {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		return keys
+	}
+	for _, op := range operation.Names() {
+		s, err := operation.Schema(op)
+		if err != nil {
+			panic(err)
+		}
+		if keys := pick(opFields[op], s); len(keys) > 0 {
+			ops[op] = keys
+		}
+		if op != "plan" {
+			continue
+		}
+		defs, _ := s["$defs"].(map[string]any)
+		for _, sop := range operation.PlanStepOps {
+			d, _ := defs[sop+"Step"].(map[string]any)
+			if keys := pick(stepFields[sop], d); len(keys) > 0 {
+				steps[sop] = keys
+			}
+		}
+	}
+	return ops, steps
 }
 
 // Refs returns every ref a checked body of op names, as written, in body
@@ -66,8 +101,8 @@ func Refs(op string, body map[string]any) []string {
 		seen[s] = true
 		out = append(out, s)
 	}
-	addKeys := func(op string, m map[string]any) {
-		for _, k := range refKeys[op] {
+	addKeys := func(keys []string, m map[string]any) {
+		for _, k := range keys {
 			add(m[k])
 		}
 	}
@@ -77,7 +112,7 @@ func Refs(op string, body map[string]any) []string {
 		for _, e := range steps {
 			if step, ok := e.(map[string]any); ok {
 				sop, _ := step["operationType"].(string)
-				addKeys(sop, step)
+				addKeys(stepRefKeys[sop], step)
 			}
 		}
 	case "branchDelete":
@@ -88,15 +123,16 @@ func Refs(op string, body map[string]any) []string {
 			}
 		}
 	default:
-		addKeys(op, body)
+		addKeys(refKeys[op], body)
 	}
 	return out
 }
 
 // RepoPaths returns every filesystem path a checked body of op asks the
-// gateway to touch, as written, without repeats: repoPath, each
-// branchDelete target's repoPath, and a worktree's new path. The agent
-// policy's path constraints apply to all of them.
+// gateway to touch, as written, without repeats: repoPath, the other
+// absolute paths the body names (a worktree's new path), and each
+// branchDelete target's repoPath. The agent policy's path constraints
+// apply to all of them.
 func RepoPaths(op string, body map[string]any) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -109,16 +145,33 @@ func RepoPaths(op string, body map[string]any) []string {
 		out = append(out, s)
 	}
 	add(body["repoPath"])
-	switch op {
-	case "branchDelete":
+	for _, k := range pathKeys[op] {
+		add(body[k])
+	}
+	if op == "branchDelete" {
 		for _, t := range targets(body) {
 			add(t["repoPath"])
 		}
-	case "worktree":
-		add(body["path"])
 	}
 	return out
 }
+
+// pathKeys are, per operation, the body keys besides repoPath whose value
+// is an absolute path ("x-fluxgit-path": "absolute" in the schema, such as
+// a worktree's path), sorted; derived, so a new operation's paths meet the
+// policy's path constraints without a list to extend.
+var pathKeys = func() map[string][]string {
+	out := map[string][]string{}
+	for op, fields := range opFields {
+		for k, f := range fields {
+			if f.kind == kAbsPath {
+				out[op] = append(out[op], k)
+			}
+		}
+		sort.Strings(out[op])
+	}
+	return out
+}()
 
 func targets(body map[string]any) []map[string]any {
 	a, _ := body["targets"].([]any)
@@ -133,23 +186,13 @@ func targets(body map[string]any) []map[string]any {
 
 // Audit risk levels (the ledger's risk field).
 const (
-	RiskHigh   = "high"
-	RiskMedium = "medium"
-	RiskLow    = "low"
+	RiskHigh   = operation.RiskHigh
+	RiskMedium = operation.RiskMedium
+	RiskLow    = operation.RiskLow
 )
 
-// Risk is the ledger risk of op: reset and discard can lose work and are
-// high; operations that rewrite or publish history are medium; worktree,
-// commit and branch only add and are low. An unknown op is high, so a
-// mistake errs towards attention.
-func Risk(op string) string {
-	switch op {
-	case "reset", "discard":
-		return RiskHigh
-	case "merge", "rebase", "patch", "plan", "push", "branchDelete", "submodulePointer":
-		return RiskMedium
-	case "worktree", "commit", "branch":
-		return RiskLow
-	}
-	return RiskHigh
-}
+// Risk is the ledger risk of op, contract data (internal/operation): reset
+// and discard can lose work and are high; operations that rewrite or
+// publish history are medium; worktree, commit and branch only add and are
+// low. An unknown op is high, so a mistake errs towards attention.
+func Risk(op string) string { return operation.Risk(op) }

@@ -15,6 +15,7 @@ import (
 	"github.com/fluxgit/fluxgit/gateway/journal"
 	"github.com/fluxgit/fluxgit/gateway/policy"
 	"github.com/fluxgit/fluxgit/gateway/proposal"
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
 // MaxPreviewBody bounds a preview body: a 4 Mi-character patch, JSON
@@ -24,12 +25,13 @@ const MaxPreviewBody = 32 << 20
 // maxSmallBody bounds the other bodies (cancel, CLI requests).
 const maxSmallBody = 64 << 10
 
-// Paths of the agent API (the handshake provider's endpoints).
+// Paths of the agent API (the handshake provider's endpoints), the
+// contract's own (internal/operation).
 const (
-	previewPrefix = "/v1/mcp/operation/preview/"
-	statusPrefix  = "/v1/mcp/operation/status/"
-	cancelPrefix  = "/v1/mcp/operation/cancel/"
-	semanticPath  = "/v1/mcp/diff/semantic"
+	previewPrefix = operation.PreviewPath
+	statusPrefix  = operation.StatusPath
+	cancelPrefix  = operation.CancelPath
+	semanticPath  = operation.SemanticDiffPath
 )
 
 var safeIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
@@ -142,6 +144,14 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request, op string) {
 	}
 	if v := proposal.Check(op, body); len(v) > 0 {
 		writeError(w, http.StatusUnprocessableEntity, "the proposal breaks the gateway contract: "+strings.Join(v, "; ")+"; correct these fields and propose again")
+		return
+	}
+	// The body's schema (schemas/operations/<op>.schema.json) is the
+	// contract as data; Check above explains each violation in words and
+	// refuses at least everything the schema does, so this refusal is a
+	// guard against the two drifting, not a second message to keep.
+	if err := operation.Validate(op, body); err != nil {
+		writeError(w, http.StatusUnprocessableEntity, "the proposal breaks the gateway contract: "+err.Error()+"; correct these fields and propose again")
 		return
 	}
 	str := func(k string) string { v, _ := body[k].(string); return v }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fluxgit/fluxgit/internal/operation"
 	"github.com/fluxgit/fluxgit/spec"
 )
 
@@ -185,8 +186,9 @@ func TestHandshakeExamplesValidate(t *testing.T) {
 			}
 		})
 	}
-	if seen != 14 {
-		t.Fatalf("%d operation.* spec files, want 14", seen)
+	// operation.status, operation.cancel and one preview per operation.
+	if want := 2 + len(operation.All); seen != want {
+		t.Fatalf("%d operation.* spec files, want %d", seen, want)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fluxgit/fluxgit/internal/fluxbridge"
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
 // The gateway path of diff.semantic: list the changed files with git,
@@ -31,7 +32,7 @@ const SourceGateway = "fluxgit-gateway"
 // engine.
 const (
 	semanticEngine    = "fluxgit-diff-engine"
-	semanticEndpoint  = "/v1/mcp/diff/semantic"
+	semanticEndpoint  = operation.SemanticDiffPath
 	semanticMaxFiles  = 25
 	semanticMaxLines  = 1500
 	semanticMaxReason = 1000

@@ -10,126 +10,32 @@ import (
 	"unicode/utf8"
 
 	"github.com/fluxgit/fluxgit/internal/agentdetect"
+	"github.com/fluxgit/fluxgit/internal/operation"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-// Input bounds of the tools' input schemas. The host enforces them with
-// the tool's inputSchema; the provider checks them again because it must
-// never send the gateway a body the contract does not describe, whoever
-// called it.
+// Input bounds of the tools' input schemas, the contract's own
+// (internal/operation). The host enforces them with the tool's
+// inputSchema; the provider checks them again because it must never send
+// the gateway a body the contract does not describe, whoever called it.
 const (
-	maxRef          = 4096
-	maxReason       = 4096
-	maxPathLen      = 32768
-	maxPaths        = 10000
-	maxPatch        = 4194304
-	maxCommitMsg    = 65536
-	maxPointerMsg   = 2000
-	maxPlanSteps    = 10
-	maxDeleteRepos  = 20
-	maxDeleteBranch = 20
+	maxRef          = operation.MaxText
+	maxReason       = operation.MaxText
+	maxPathLen      = operation.MaxPathLen
+	maxPaths        = operation.MaxPaths
+	maxPatch        = operation.MaxPatch
+	maxCommitMsg    = operation.MaxCommitMessage
+	maxPointerMsg   = operation.MaxPointerMessage
+	maxPlanSteps    = operation.MaxPlanSteps
+	maxDeleteRepos  = operation.MaxDeleteRepos
+	maxDeleteBranch = operation.MaxDeleteBranches
 )
 
-// header holds the fields every preview body starts with.
-type header struct {
-	PreviewID      string `json:"previewId"`
-	AgentID        string `json:"agentId"`
-	IdempotencyKey string `json:"idempotencyKey"`
-	OperationType  string `json:"operationType"`
-	RepoPath       string `json:"repoPath"`
-	Reason         string `json:"reason"`
-	RequestedAt    string `json:"requestedAt"`
-}
-
-// The bodies below are the gateway contract, field by field: nothing from
-// the arguments reaches the gateway unless it is named here, and the
-// omitempty tags are exactly the keys the contract leaves out when absent
-// or blank.
-
-type mergeBody struct {
-	header
-	SourceRef string `json:"sourceRef"`
-	TargetRef string `json:"targetRef"`
-	Strategy  string `json:"strategy"`
-}
-
-type rebaseBody struct {
-	header
-	CurrentRef  string `json:"currentRef"`
-	OntoRef     string `json:"ontoRef"`
-	Interactive bool   `json:"interactive"`
-}
-
-type discardBody struct {
-	header
-	Paths []string `json:"paths"`
-}
-
-type resetBody struct {
-	header
-	TargetRef string `json:"targetRef"`
-	Mode      string `json:"mode"`
-}
-
-type patchBody struct {
-	header
-	PatchContent string `json:"patchContent"`
-	ApplyToIndex bool   `json:"applyToIndex"`
-}
-
-type planBody struct {
-	header
-	Steps json.RawMessage `json:"steps"`
-}
-
-type worktreeBody struct {
-	header
-	Branch string `json:"branch"`
-	Path   string `json:"path,omitempty"`
-}
-
-type commitBody struct {
-	header
-	Message  string `json:"message"`
-	StageAll bool   `json:"stageAll"`
-	// A pointer, so an empty list the caller gave is still sent.
-	Paths *[]string `json:"paths,omitempty"`
-}
-
-type pushBody struct {
-	header
-	Remote         string `json:"remote"`
-	Branch         string `json:"branch,omitempty"`
-	SetUpstream    bool   `json:"setUpstream"`
-	ForceWithLease bool   `json:"forceWithLease"`
-}
-
-type branchBody struct {
-	header
-	Name       string `json:"name"`
-	StartPoint string `json:"startPoint,omitempty"`
-	Checkout   bool   `json:"checkout"`
-}
-
-type branchDeleteBody struct {
-	header
-	Targets []deleteTarget `json:"targets"`
-}
-
-type deleteTarget struct {
-	RepoPath string   `json:"repoPath"`
-	Branches []string `json:"branches"`
-}
-
-type submodulePointerBody struct {
-	header
-	ParentPath            string `json:"parentPath"`
-	RelativePath          string `json:"relativePath"`
-	Direction             string `json:"direction"`
-	Message               string `json:"message,omitempty"`
-	ExpectedRecordedOid   string `json:"expectedRecordedOid,omitempty"`
-	ExpectedCheckedOutOid string `json:"expectedCheckedOutOid,omitempty"`
-}
+// header holds the fields every preview body starts with. The bodies are
+// the gateway contract's typed bodies (internal/operation), field by
+// field: nothing from the arguments reaches the gateway unless it is named
+// there.
+type header = operation.Header
 
 // commonArgs are the inputs every preview takes.
 type commonArgs struct {
@@ -338,7 +244,7 @@ func (a *mergeArgs) body(h header) (any, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &mergeBody{header: h, SourceRef: a.SourceRef, TargetRef: a.TargetRef, Strategy: strategy}, nil, nil
+	return &operation.Merge{Header: h, SourceRef: a.SourceRef, TargetRef: a.TargetRef, Strategy: strategy}, nil, nil
 }
 
 type rebaseArgs struct {
@@ -362,7 +268,7 @@ func (a *rebaseArgs) body(h header) (any, []string, error) {
 	if a.CurrentRef != nil {
 		current = *a.CurrentRef
 	}
-	return &rebaseBody{header: h, CurrentRef: current, OntoRef: a.OntoRef, Interactive: false}, nil, nil
+	return &operation.Rebase{Header: h, CurrentRef: current, OntoRef: a.OntoRef, Interactive: false}, nil, nil
 }
 
 func errInteractive(where string) error {
@@ -378,7 +284,7 @@ func (a *discardArgs) body(h header) (any, []string, error) {
 	if err := pathList("paths", a.Paths, 1); err != nil {
 		return nil, nil, err
 	}
-	return &discardBody{header: h, Paths: a.Paths}, a.Paths, nil
+	return &operation.Discard{Header: h, Paths: a.Paths}, a.Paths, nil
 }
 
 type resetArgs struct {
@@ -395,7 +301,7 @@ func (a *resetArgs) body(h header) (any, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &resetBody{header: h, TargetRef: a.TargetRef, Mode: mode}, nil, nil
+	return &operation.Reset{Header: h, TargetRef: a.TargetRef, Mode: mode}, nil, nil
 }
 
 type patchArgs struct {
@@ -408,7 +314,7 @@ func (a *patchArgs) body(h header) (any, []string, error) {
 	if err := text("patchContent", a.PatchContent, maxPatch); err != nil {
 		return nil, nil, err
 	}
-	return &patchBody{header: h, PatchContent: a.PatchContent, ApplyToIndex: flag(a.ApplyToIndex, false)}, agentdetect.PatchPaths(a.PatchContent), nil
+	return &operation.Patch{Header: h, PatchContent: a.PatchContent, ApplyToIndex: flag(a.ApplyToIndex, false)}, agentdetect.PatchPaths(a.PatchContent), nil
 }
 
 type planArgs struct {
@@ -448,6 +354,7 @@ func (a *planArgs) body(h header) (any, []string, error) {
 		return nil, nil, sdk.InvalidArgument(fmt.Sprintf("arguments.steps must be an array of 1 to %d step objects", maxPlanSteps))
 	}
 	var paths []string
+	steps := make([]operation.PlanStep, len(raws))
 	for i, raw := range raws {
 		where := fmt.Sprintf("arguments.steps[%d]", i)
 		var s planStep
@@ -459,9 +366,13 @@ func (a *planArgs) body(h header) (any, []string, error) {
 			return nil, nil, err
 		}
 		paths = append(paths, sp...)
+		// The step goes to the gateway exactly as given (PlanStep keeps
+		// its bytes); decoding it only types it for the contract.
+		if err := json.Unmarshal(raw, &steps[i]); err != nil {
+			return nil, nil, sdk.InvalidArgument(where + " does not fit the plan step contract: " + err.Error())
+		}
 	}
-	steps := bytes.TrimSpace(a.Steps)
-	return &planBody{header: h, Steps: json.RawMessage(steps)}, paths, nil
+	return &operation.Plan{Header: h, Steps: steps}, paths, nil
 }
 
 // check validates one step and returns the paths it names.
@@ -542,7 +453,7 @@ func (a *worktreeArgs) body(h header) (any, []string, error) {
 	if err := text("branch", a.Branch, maxRef); err != nil {
 		return nil, nil, err
 	}
-	b := &worktreeBody{header: h, Branch: a.Branch}
+	b := &operation.Worktree{Header: h, Branch: a.Branch}
 	if !blank(a.Path) {
 		if err := absPath("path", *a.Path); err != nil {
 			return nil, nil, err
@@ -563,7 +474,7 @@ func (a *commitArgs) body(h header) (any, []string, error) {
 	if err := text("message", a.Message, maxCommitMsg); err != nil {
 		return nil, nil, err
 	}
-	b := &commitBody{header: h, Message: a.Message, StageAll: flag(a.StageAll, false)}
+	b := &operation.Commit{Header: h, Message: a.Message, StageAll: flag(a.StageAll, false)}
 	var paths []string
 	if a.Paths != nil {
 		if err := pathList("paths", *a.Paths, 0); err != nil {
@@ -592,7 +503,7 @@ func (a *pushArgs) body(h header) (any, []string, error) {
 			return nil, nil, sdk.InvalidArgument(fmt.Sprintf("arguments.%s must be at most %d characters", name, maxRef))
 		}
 	}
-	b := &pushBody{header: h, Remote: "origin", SetUpstream: flag(a.SetUpstream, false), ForceWithLease: flag(a.ForceWithLease, false)}
+	b := &operation.Push{Header: h, Remote: "origin", SetUpstream: flag(a.SetUpstream, false), ForceWithLease: flag(a.ForceWithLease, false)}
 	if !blank(a.Remote) {
 		b.Remote = *a.Remote
 	}
@@ -616,7 +527,8 @@ func (a *branchArgs) body(h header) (any, []string, error) {
 	if a.StartPoint != nil && utf8.RuneCountInString(*a.StartPoint) > maxRef {
 		return nil, nil, sdk.InvalidArgument(fmt.Sprintf("arguments.startPoint must be at most %d characters", maxRef))
 	}
-	b := &branchBody{header: h, Name: a.Name, Checkout: flag(a.Checkout, true)}
+	checkout := flag(a.Checkout, true)
+	b := &operation.Branch{Header: h, Name: a.Name, Checkout: &checkout}
 	if !blank(a.StartPoint) {
 		b.StartPoint = *a.StartPoint
 	}
@@ -625,14 +537,14 @@ func (a *branchArgs) body(h header) (any, []string, error) {
 
 type branchDeleteArgs struct {
 	commonArgs
-	Targets []deleteTarget `json:"targets"`
+	Targets []operation.DeleteTarget `json:"targets"`
 }
 
 func (a *branchDeleteArgs) body(h header) (any, []string, error) {
 	if len(a.Targets) < 1 || len(a.Targets) > maxDeleteRepos {
 		return nil, nil, sdk.InvalidArgument(fmt.Sprintf("arguments.targets must list 1 to %d repositories", maxDeleteRepos))
 	}
-	targets := make([]deleteTarget, len(a.Targets))
+	targets := make([]operation.DeleteTarget, len(a.Targets))
 	for i, t := range a.Targets {
 		where := fmt.Sprintf("targets[%d]", i)
 		if err := absPath(where+".repoPath", t.RepoPath); err != nil {
@@ -655,9 +567,9 @@ func (a *branchDeleteArgs) body(h header) (any, []string, error) {
 			}
 			seen[b] = true
 		}
-		targets[i] = deleteTarget{RepoPath: t.RepoPath, Branches: t.Branches}
+		targets[i] = operation.DeleteTarget{RepoPath: t.RepoPath, Branches: t.Branches}
 	}
-	return &branchDeleteBody{header: h, Targets: targets}, nil, nil
+	return &operation.BranchDelete{Header: h, Targets: targets}, nil, nil
 }
 
 type submodulePointerArgs struct {
@@ -686,7 +598,7 @@ func (a *submodulePointerArgs) body(h header) (any, []string, error) {
 			return nil, nil, sdk.InvalidArgument("arguments." + name + " must be relative to the repository, not an absolute path")
 		}
 	}
-	b := &submodulePointerBody{header: h, ParentPath: parent, RelativePath: a.RelativePath}
+	b := &operation.SubmodulePointer{Header: h, ParentPath: parent, RelativePath: a.RelativePath}
 	switch a.Direction {
 	case "record":
 		if a.Message == nil {

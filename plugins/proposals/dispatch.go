@@ -10,14 +10,15 @@ import (
 	"strings"
 
 	"github.com/fluxgit/fluxgit/internal/fluxbridge"
+	"github.com/fluxgit/fluxgit/internal/operation"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
 // Gateway endpoints; a previewId is appended only once ValidPreviewID accepts it.
 const (
-	previewPath = "/v1/mcp/operation/preview/"
-	statusPath  = "/v1/mcp/operation/status/"
-	cancelPath  = "/v1/mcp/operation/cancel/"
+	previewPath = operation.PreviewPath
+	statusPath  = operation.StatusPath
+	cancelPath  = operation.CancelPath
 )
 
 // Proposal statuses the provider acts on. Any other lowercase token is a
@@ -300,9 +301,7 @@ func (p *Provider) cancel(ctx context.Context, call *sdk.Call) (*sdk.Result, err
 	if !ok {
 		return notConnected(ToolCancel, id, false, noAddressReason(), "FluxGit is not connected, so the proposal was not cancelled"), nil
 	}
-	body := struct {
-		AgentID string `json:"agentId"`
-	}{SanitizeAgentID(call.Meta.ClientName)}
+	body := operation.Cancel{AgentID: SanitizeAgentID(call.Meta.ClientName)}
 	resp, err := fluxbridge.NewClient(addr).Do(ctx, http.MethodPost, cancelPath+url.PathEscape(id), body, p.timeout())
 	if err != nil {
 		return notConnected(ToolCancel, id, true, "the gateway at "+addr.String()+" could not be reached: "+err.Error(),

@@ -3,7 +3,6 @@ package proposals
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,27 +12,8 @@ import (
 	"testing"
 
 	"github.com/fluxgit/fluxgit/internal/fluxbridge"
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
-
-// headerKeys are the keys every preview body carries.
-var headerKeys = []string{"previewId", "agentId", "idempotencyKey", "operationType", "repoPath", "reason", "requestedAt"}
-
-// bodyKeys are the contract keys of each operation's body besides the
-// header: the strict gateway refuses anything else.
-var bodyKeys = map[string][]string{
-	"merge":            {"sourceRef", "targetRef", "strategy"},
-	"rebase":           {"currentRef", "ontoRef", "interactive"},
-	"discard":          {"paths"},
-	"reset":            {"targetRef", "mode"},
-	"patch":            {"patchContent", "applyToIndex"},
-	"plan":             {"steps"},
-	"worktree":         {"branch", "path"},
-	"commit":           {"message", "stageAll", "paths"},
-	"push":             {"remote", "branch", "setUpstream", "forceWithLease"},
-	"branch":           {"name", "startPoint", "checkout"},
-	"branchDelete":     {"targets"},
-	"submodulePointer": {"parentPath", "relativePath", "direction", "message", "expectedRecordedOid", "expectedCheckedOutOid"},
-}
 
 // request is one request the test gateway received.
 type request struct {
@@ -145,38 +125,15 @@ func (g *testGateway) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// strictPreviewBody checks a preview body against the contract keys of
-// its operation; it returns what is wrong, or "".
+// strictPreviewBody checks a preview body against its operation's schema
+// (schemas/operations, the contract as data); it returns what is wrong, or
+// "".
 func strictPreviewBody(op string, body map[string]any) string {
-	extra, ok := bodyKeys[op]
-	if !ok {
+	if !operation.Known(op) {
 		return "unknown operation " + op
 	}
-	allowed := map[string]bool{}
-	for _, k := range append(append([]string{}, headerKeys...), extra...) {
-		allowed[k] = true
-	}
-	for k := range body {
-		if !allowed[k] {
-			return "key " + k + " is not in the contract"
-		}
-	}
-	for _, k := range headerKeys {
-		if _, ok := body[k]; !ok {
-			return "header key " + k + " is missing"
-		}
-	}
-	if body["operationType"] != op {
-		return fmt.Sprintf("operationType %v on the %s endpoint", body["operationType"], op)
-	}
-	if op == "branchDelete" {
-		targets, _ := body["targets"].([]any)
-		for _, t := range targets {
-			m, _ := t.(map[string]any)
-			if keys := strings.Join(sortedKeys(m), ","); keys != "branches,repoPath" {
-				return "target keys " + keys
-			}
-		}
+	if err := operation.Validate(op, body); err != nil {
+		return err.Error()
 	}
 	return ""
 }

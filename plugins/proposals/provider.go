@@ -1,4 +1,4 @@
-// Package handshake is the handshake provider: the agent-facing half of
+// Package proposals is the handshake provider: the agent-facing half of
 // write proposals. An agent proposes a Git write with one of the
 // operation.preview.* tools, a person approves or rejects it in FluxGit
 // (the gateway), and the agent follows the proposal with operation.status
@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/fluxgit/fluxgit/internal/fluxbridge"
+	"github.com/fluxgit/fluxgit/internal/operation"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -60,10 +61,8 @@ const previewPrefix = "operation.preview."
 
 // Operations are the operation types a preview can propose, in the order
 // the tools are listed.
-var Operations = []string{
-	"merge", "rebase", "discard", "reset", "patch", "plan",
-	"worktree", "commit", "push", "branch", "branchDelete", "submodulePointer",
-}
+// (internal/operation owns the list).
+var Operations = operation.Names()
 
 // OtherAgentsFunc returns the informational otherAgents hint for a
 // proposal on repoPath touching proposalPaths (repository-relative, '/'
@@ -144,14 +143,7 @@ func (p *Provider) CallTool(ctx context.Context, call *sdk.Call) (*sdk.Result, e
 	return nil, sdk.InvalidArgument("unknown tool " + call.Tool + "; the handshake provider serves " + strings.Join(Tools(), ", "))
 }
 
-func isOperation(op string) bool {
-	for _, o := range Operations {
-		if o == op {
-			return true
-		}
-	}
-	return false
-}
+func isOperation(op string) bool { return operation.Known(op) }
 
 func (p *Provider) timeout() time.Duration {
 	if p.Timeout > 0 {

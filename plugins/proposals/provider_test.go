@@ -958,7 +958,7 @@ func TestOtherAgentsSeam(t *testing.T) {
 
 func TestDescribe(t *testing.T) {
 	got := New().Describe().Tools
-	if len(got) != 14 {
+	if len(got) != 2+len(Operations) {
 		t.Fatalf("tools %v", got)
 	}
 	for _, want := range []string{ToolStatus, ToolCancel, "operation.preview.submodulePointer", "operation.preview.branchDelete"} {

@@ -42,6 +42,7 @@ import (
 
 	contract "github.com/fluxgit/fluxgit/gateway/proposal"
 	"github.com/fluxgit/fluxgit/internal/fluxbridge"
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
 // Endpoint names one kind of gateway request.
@@ -58,10 +59,10 @@ const (
 
 // Paths of the protocol, for building and matching requests.
 const (
-	PreviewPrefix = "/v1/mcp/operation/preview/"
-	StatusPrefix  = "/v1/mcp/operation/status/"
-	CancelPrefix  = "/v1/mcp/operation/cancel/"
-	SemanticPath  = "/v1/mcp/diff/semantic"
+	PreviewPrefix = operation.PreviewPath
+	StatusPrefix  = operation.StatusPath
+	CancelPrefix  = operation.CancelPath
+	SemanticPath  = operation.SemanticDiffPath
 	// RedirectTarget is where a scripted redirect points. No client may
 	// ever reach it: a request there is recorded as a violation.
 	RedirectTarget = "/redirected"
@@ -377,6 +378,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch req.Endpoint {
 	case Preview:
 		problems = contract.Check(req.Op, obj)
+		// The schema too, so every test that talks to this gateway
+		// proves the provider's bodies conform to the contract as data.
+		if len(problems) == 0 {
+			if err := operation.Validate(req.Op, obj); err != nil {
+				problems = append(problems, err.Error())
+			}
+		}
 	case Cancel:
 		problems = contract.CheckCancel(obj)
 	case Semantic:

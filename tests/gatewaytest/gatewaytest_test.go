@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fluxgit/fluxgit/internal/fluxbridge"
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
 // validBody is a conforming preview body for op.
@@ -37,6 +38,18 @@ func validBody(op string) map[string]any {
 		"branchDelete":     {"targets": []any{map[string]any{"repoPath": "/home/dev/repo", "branches": []any{"old"}}}},
 		"submodulePointer": {"parentPath": "", "relativePath": "lib/sub", "direction": "return"},
 	}[op]
+	if extra == nil {
+		// An operation added after these twelve: its schema's example.
+		if s, err := operation.Schema(op); err == nil {
+			if ex, _ := s["examples"].([]any); len(ex) > 0 {
+				for k, v := range ex[0].(map[string]any) {
+					if _, common := b[k]; !common {
+						b[k] = v
+					}
+				}
+			}
+		}
+	}
 	for k, v := range extra {
 		b[k] = v
 	}
