@@ -11,8 +11,8 @@ import (
 	"github.com/fluxgit/fluxgit/internal/agentdetect"
 	"github.com/fluxgit/fluxgit/internal/envflag"
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/internal/rundir"
-	"github.com/fluxgit/fluxgit/plugins/shiftroster"
 )
 
 // EnvDetectionDisabled, set to a truthy value (internal/envflag), turns
@@ -76,11 +76,11 @@ func (d *Detector) Detect(ctx context.Context, top string, worktrees []string) a
 // RosterFromStore lists the active shift roster check-ins of the
 // workspaces naming root, reading the roster's store read-only.
 func RosterFromStore(ctx context.Context, root string) ([]agentdetect.RosterEntry, error) {
-	dir, err := shiftroster.StateDir()
+	dir, err := roster.StateDir()
 	if err != nil {
 		return nil, err
 	}
-	rows, err := shiftroster.ActiveForWorkTree(ctx, dir, root)
+	rows, err := roster.ActiveForWorkTree(ctx, dir, root)
 	out := make([]agentdetect.RosterEntry, 0, len(rows))
 	for _, r := range rows {
 		e := agentdetect.RosterEntry{WorkerID: r.WorkerID, Gist: r.Gist, Files: r.Files}

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/fluxgit/fluxgit/host/catalog"
+	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 	"github.com/fluxgit/fluxgit/schemas"
 	"github.com/fluxgit/fluxgit/spec"
@@ -37,9 +38,9 @@ func testProvider(t testing.TB, stateDir, defaultWS string) *Provider {
 	return p
 }
 
-func openStore(t testing.TB, dir string, opts Options) *Store {
+func openStore(t testing.TB, dir string, opts roster.Options) *roster.Store {
 	t.Helper()
-	s, err := Open(context.Background(), dir, opts)
+	s, err := roster.Open(context.Background(), dir, opts)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", dir, err)
 	}

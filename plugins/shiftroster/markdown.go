@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/internal/roster"
 )
 
 // Protocol is the coordination protocol every check-in hands the agent, so
@@ -78,7 +80,7 @@ const tableHeader = "| Worker | Checked In | Updated | Working On | Files |\n| -
 
 // RosterTable renders rows as a Markdown table, one line per worker; self,
 // when non-empty, marks the caller's own row.
-func RosterTable(rows []Row, self string) string {
+func RosterTable(rows []roster.Row, self string) string {
 	var b strings.Builder
 	b.WriteString(tableHeader)
 	for _, r := range rows {
@@ -89,7 +91,7 @@ func RosterTable(rows []Row, self string) string {
 
 // tableRow is one line of the roster table. A clipped row says so in its
 // gist cell.
-func tableRow(r Row, self string) string {
+func tableRow(r roster.Row, self string) string {
 	id := EscapeCell(r.WorkerID)
 	if self != "" && r.WorkerID == self {
 		id += youMark
@@ -111,7 +113,7 @@ const clippedMark = "(shortened: stored beyond today's limits)"
 // rows that fit the reply bounds, how many workers the workspace has, and
 // how many workers and declared files were left out.
 type Listing struct {
-	Rows           []Row
+	Rows           []roster.Row
 	Workers        int
 	OmittedWorkers int
 	OmittedFiles   int
@@ -122,11 +124,11 @@ type Listing struct {
 // lines (each as a JSON string, which is what they cost in a reply) pass
 // MaxListedBytes. At least one row is shown when there is one; the row
 // bounds keep it far below the budget. totals count the whole workspace.
-func ListRows(rows []Row, totals Totals) Listing {
-	l := Listing{Rows: []Row{}, Workers: max(totals.Workers, len(rows))}
+func ListRows(rows []roster.Row, totals roster.Totals) Listing {
+	l := Listing{Rows: []roster.Row{}, Workers: max(totals.Workers, len(rows))}
 	var jsonBytes, textBytes, files int
 	for _, r := range rows {
-		if len(l.Rows) == MaxListedWorkers {
+		if len(l.Rows) == roster.MaxListedWorkers {
 			break
 		}
 		j, _ := json.Marshal(r)
@@ -156,7 +158,7 @@ func (l Listing) omissionLine() string {
 		return ""
 	}
 	return fmt.Sprintf("\nNot shown: %d more %s and %d declared %s (a reply lists at most %d workers and %d KiB of roster, oldest check-ins first; rows stored beyond today's limits are shortened).\n",
-		l.OmittedWorkers, plural(l.OmittedWorkers, "worker", "workers"), l.OmittedFiles, plural(l.OmittedFiles, "file", "files"), MaxListedWorkers, MaxListedBytes>>10)
+		l.OmittedWorkers, plural(l.OmittedWorkers, "worker", "workers"), l.OmittedFiles, plural(l.OmittedFiles, "file", "files"), roster.MaxListedWorkers, MaxListedBytes>>10)
 }
 
 func plural(n int, one, many string) string {
@@ -193,14 +195,14 @@ func StatusMarkdown(workspace string, l Listing) string {
 	return b.String()
 }
 
-func listing(rows []Row, omittedWorkers, omittedFiles int) Listing {
+func listing(rows []roster.Row, omittedWorkers, omittedFiles int) Listing {
 	return Listing{Rows: rows, Workers: len(rows) + omittedWorkers, OmittedWorkers: omittedWorkers, OmittedFiles: omittedFiles}
 }
 
-var changeText = map[Change]string{
-	Created:   "new session",
-	Updated:   "session updated",
-	Unchanged: "no change: gist and files were already as given",
+var changeText = map[roster.Change]string{
+	roster.Created:   "new session",
+	roster.Updated:   "session updated",
+	roster.Unchanged: "no change: gist and files were already as given",
 }
 
 // CheckInMarkdown renders a check-in result: the session, the roster table
@@ -226,7 +228,7 @@ func CheckInMarkdown(d *CheckInData) string {
 }
 
 // soloRoster reports whether rows hold nobody but self.
-func soloRoster(rows []Row, self string) bool {
+func soloRoster(rows []roster.Row, self string) bool {
 	for _, r := range rows {
 		if r.WorkerID != self {
 			return false

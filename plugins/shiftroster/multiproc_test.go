@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -57,7 +58,7 @@ func TestHelperProcess(t *testing.T) {
 	if mode == "" {
 		t.Skip("helper process body; runs only when re-executed by another test")
 	}
-	cfg := Config{StateDir: os.Getenv(EnvStateDir), DefaultWorkspace: "helper-default", Logger: slog.New(slog.DiscardHandler)}
+	cfg := Config{StateDir: os.Getenv(roster.EnvStateDir), DefaultWorkspace: "helper-default", Logger: slog.New(slog.DiscardHandler)}
 	if mode == "contend" {
 		// Contention proves serialization (no lost update, no duplicate
 		// id), not speed: under -race on a loaded 2-core machine eight
@@ -146,8 +147,8 @@ func helperContend(p *Provider) contendReport {
 		}
 		return true
 	}
-	has := func(rows []Row, id string) bool {
-		return slices.ContainsFunc(rows, func(r Row) bool { return r.WorkerID == id })
+	has := func(rows []roster.Row, id string) bool {
+		return slices.ContainsFunc(rows, func(r roster.Row) bool { return r.WorkerID == id })
 	}
 	for i := range cycles {
 		var in CheckInData
@@ -155,12 +156,12 @@ func helperContend(p *Provider) contendReport {
 			continue
 		}
 		rep.Created = append(rep.Created, in.WorkerID)
-		if in.Change != Created || !has(in.ActiveWorkers, in.WorkerID) {
+		if in.Change != roster.Created || !has(in.ActiveWorkers, in.WorkerID) {
 			fail("new session %s missing from its own snapshot (%s)", in.WorkerID, in.Change)
 		}
 		var up CheckInData
 		if timed(ToolCheckIn, map[string]any{"gist": fmt.Sprintf("p%d-c%d-updated", idx, i), "workspace": ws, "workerId": in.WorkerID}, &up) {
-			if up.Change != Updated || up.CheckedInAt != in.CheckedInAt || !slices.Equal(up.Files, in.Files) {
+			if up.Change != roster.Updated || up.CheckedInAt != in.CheckedInAt || !slices.Equal(up.Files, in.Files) {
 				fail("patch of %s: %+v", in.WorkerID, up)
 			}
 		}
@@ -198,7 +199,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	}
 	children := make([]*child, procs)
 	for i := range children {
-		c := &child{cmd: helperCommand(os.Args[0], "contend", EnvStateDir+"="+dir, "HELPER_WS="+ws,
+		c := &child{cmd: helperCommand(os.Args[0], "contend", roster.EnvStateDir+"="+dir, "HELPER_WS="+ws,
 			"HELPER_INDEX="+strconv.Itoa(i), "HELPER_CYCLES="+strconv.Itoa(cycles))}
 		c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
 		var err error
@@ -245,7 +246,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	if len(created) != procs*cycles {
 		t.Errorf("%d distinct sessions created, want %d", len(created), procs*cycles)
 	}
-	s := openStore(t, dir, Options{})
+	s := openStore(t, dir, roster.Options{})
 	rows, err := s.List(context.Background(), ws)
 	if err != nil {
 		t.Fatal(err)
@@ -271,13 +272,11 @@ func TestConcurrentProcesses(t *testing.T) {
 // helperHold performs HELPER_OP and, inside its transaction, just before
 // the commit, announces HOLDING and sleeps until it is killed.
 func helperHold(p *Provider) {
-	p.storeHook = func(s *Store) {
-		s.hookTx = func(op, stage string) {
-			if stage == "commit" {
-				fmt.Println("HOLDING")
-				_ = os.Stdout.Sync()
-				time.Sleep(time.Hour)
-			}
+	p.cfg.Store.TxHook = func(op, stage string) {
+		if stage == "commit" {
+			fmt.Println("HOLDING")
+			_ = os.Stdout.Sync()
+			time.Sleep(time.Hour)
 		}
 	}
 	ws, id := os.Getenv("HELPER_WS"), os.Getenv("HELPER_WORKER")
@@ -297,11 +296,11 @@ func helperHold(p *Provider) {
 // is free for the next writer.
 func TestKillMidWrite(t *testing.T) {
 	dir := realTempDir(t)
-	s := openStore(t, dir, Options{})
+	s := openStore(t, dir, roster.Options{})
 	ctx := context.Background()
-	var seeded []Row
+	var seeded []roster.Row
 	for i := range 3 {
-		res, err := s.CheckIn(ctx, CheckInInput{Workspace: "w", Gist: fmt.Sprintf("committed %d", i), Files: []string{"a"}, HasFiles: true})
+		res, err := s.CheckIn(ctx, roster.CheckInInput{Workspace: "w", Gist: fmt.Sprintf("committed %d", i), Files: []string{"a"}, HasFiles: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,7 +308,7 @@ func TestKillMidWrite(t *testing.T) {
 	}
 	for _, op := range []string{"new", "update", "checkout"} {
 		t.Run(op, func(t *testing.T) {
-			cmd := helperCommand(os.Args[0], "hold", EnvStateDir+"="+dir, "HELPER_WS=w", "HELPER_OP="+op, "HELPER_WORKER="+seeded[0].WorkerID)
+			cmd := helperCommand(os.Args[0], "hold", roster.EnvStateDir+"="+dir, "HELPER_WS=w", "HELPER_OP="+op, "HELPER_WORKER="+seeded[0].WorkerID)
 			stdout, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -350,18 +349,18 @@ func TestKillMidWrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.EqualFunc(rows, seeded, func(a, b Row) bool {
+			if !slices.EqualFunc(rows, seeded, func(a, b roster.Row) bool {
 				return a.WorkerID == b.WorkerID && a.Gist == b.Gist && slices.Equal(a.Files, b.Files) && a.UpdatedAt == b.UpdatedAt
 			}) {
 				t.Fatalf("roster after kill -9:\n%+v\nwant the committed state:\n%+v", rows, seeded)
 			}
-			fresh, err := Open(ctx, dir, Options{}) // migrates nothing, passes quick_check
+			fresh, err := roster.Open(ctx, dir, roster.Options{}) // migrates nothing, passes quick_check
 			if err != nil {
 				t.Fatalf("reopen after kill -9: %v", err)
 			}
 			_ = fresh.Close()
 			start := time.Now()
-			res, err := s.CheckIn(ctx, CheckInInput{Workspace: "probe", Gist: "after the kill"})
+			res, err := s.CheckIn(ctx, roster.CheckInInput{Workspace: "probe", Gist: "after the kill"})
 			if err != nil {
 				t.Fatalf("write after kill -9: %v", err)
 			}
@@ -392,11 +391,11 @@ func TestReadOnlyStateDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	existing := filepath.Join(base, "existing")
-	s, err := Open(context.Background(), existing, Options{})
+	s, err := roster.Open(context.Background(), existing, roster.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CheckIn(context.Background(), CheckInInput{Workspace: "w", Gist: "kept"}); err != nil {
+	if _, err := s.CheckIn(context.Background(), roster.CheckInInput{Workspace: "w", Gist: "kept"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -443,7 +442,7 @@ func TestReadOnlyStateDir(t *testing.T) {
 			if err := json.Unmarshal(res.Error.Data, &d); err != nil {
 				t.Fatal(err)
 			}
-			if d.Reason != ReasonReadOnly || !strings.Contains(res.Error.Message, tc.blame) || !strings.Contains(d.Recovery.Hint, EnvStateDir) {
+			if d.Reason != roster.ReasonReadOnly || !strings.Contains(res.Error.Message, tc.blame) || !strings.Contains(d.Recovery.Hint, roster.EnvStateDir) {
 				t.Fatalf("error %+v data %+v", res.Error, d)
 			}
 		})
@@ -455,7 +454,7 @@ func TestReadOnlyStateDir(t *testing.T) {
 	for _, d := range []string{existing} {
 		_ = os.Chmod(d, 0o755)
 	}
-	again := openStore(t, existing, Options{})
+	again := openStore(t, existing, roster.Options{})
 	if rows, err := again.List(context.Background(), "w"); err != nil || len(rows) != 1 || rows[0].Gist != "kept" {
 		t.Fatalf("roster after the read-only attempts: %+v %v", rows, err)
 	}
@@ -499,7 +498,7 @@ func runAsNobody(t *testing.T, base string) runner {
 	}
 	return func(t *testing.T, stateDir, tool, args string) *sdk.Result {
 		t.Helper()
-		cmd := helperCommand(bin, "call", EnvStateDir+"="+stateDir, "HELPER_TOOL="+tool, "HELPER_ARGS="+args, "HOME="+base)
+		cmd := helperCommand(bin, "call", roster.EnvStateDir+"="+stateDir, "HELPER_TOOL="+tool, "HELPER_ARGS="+args, "HOME="+base)
 		cmd.Dir = base
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		var stdout, stderr bytes.Buffer

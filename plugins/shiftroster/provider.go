@@ -29,6 +29,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -41,25 +42,17 @@ const (
 	ToolCheckOut = "shift_check_out"
 )
 
-// Row bounds, in characters; they mirror the tools' inputSchemas and
-// schemas/roster-row.schema.json. Every JSON-escaped character costs at
-// most 6 bytes, so one row is at most about 620 KB in any reply, whatever
-// it holds; rows stored beyond them are read back clipped (Row.Clipped).
-const (
-	MaxGistLen    = 1000
-	MaxFiles      = 100
-	MaxFileLen    = 1024
-	MaxSummaryLen = 1000
-)
+// MaxSummaryLen bounds a check-out summary in characters (the
+// inputSchema's maxLength). The row bounds live with the store
+// (roster.MaxGistLen, roster.MaxFiles, roster.MaxFileLen).
+const MaxSummaryLen = 1000
 
 // Reply bounds: a reply lists at most MaxListedWorkers rows, and stops
 // earlier when the rows' JSON, or separately their Markdown table lines,
 // would pass MaxListedBytes. The omitted workers and files are counted in
 // the reply, so the roster always answers and says what it left out.
-const (
-	MaxListedWorkers = 100
-	MaxListedBytes   = 1 << 20
-)
+// (roster.MaxListedWorkers is the row cap, applied by the store.)
+const MaxListedBytes = 1 << 20
 
 // Tool error codes (the roster's range, 10020-10029) with their
 // data.reason.
@@ -84,7 +77,7 @@ type Config struct {
 	// the bare shift://status. Empty means it could not be determined.
 	DefaultWorkspace string
 	// Store tunes the store (tests shorten the budget).
-	Store Options
+	Store roster.Options
 	// Logger defaults to the SDK's stderr logger.
 	Logger *slog.Logger
 }
@@ -97,9 +90,7 @@ type Provider struct {
 	log *slog.Logger
 
 	mu    sync.Mutex
-	store *Store
-	// storeHook is applied to every store this provider opens (tests).
-	storeHook func(*Store)
+	store *roster.Store
 }
 
 var (
@@ -119,11 +110,11 @@ func (p *Provider) Describe() sdk.Description {
 // SHIFT_WORKSPACE, and the start directory for the default workspace
 // (resolved once, now, at provider start).
 func New() *Provider {
-	dir, dirErr := stateDirFromEnv(os.Getenv)
+	dir, dirErr := roster.StateDirFromEnv(os.Getenv)
 	cfg := Config{StateDir: dir, StateDirErr: dirErr}
-	env := os.Getenv(EnvWorkspace)
+	env := os.Getenv(roster.EnvWorkspace)
 	if cwd, err := os.Getwd(); err == nil || env != "" {
-		cfg.DefaultWorkspace = ResolveDefaultWorkspace(context.Background(), env, cwd, gitexecTopLevel)
+		cfg.DefaultWorkspace = roster.ResolveDefaultWorkspace(context.Background(), env, cwd, roster.GitexecTopLevel)
 	}
 	return NewWithConfig(cfg)
 }
@@ -154,7 +145,7 @@ func (p *Provider) Close() error {
 	return err
 }
 
-func (p *Provider) openStore(ctx context.Context) (*Store, error) {
+func (p *Provider) openStore(ctx context.Context) (*roster.Store, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.store != nil {
@@ -165,22 +156,19 @@ func (p *Provider) openStore(ctx context.Context) (*Store, error) {
 		if err == nil {
 			err = errors.New("no state directory configured")
 		}
-		return nil, &StoreError{Reason: ReasonUnavailable, Op: "open", Err: err}
+		return nil, &roster.StoreError{Reason: roster.ReasonUnavailable, Op: "open", Err: err}
 	}
-	s, err := Open(ctx, p.cfg.StateDir, p.cfg.Store)
+	s, err := roster.Open(ctx, p.cfg.StateDir, p.cfg.Store)
 	if err != nil {
 		p.log.Warn("roster store unavailable", "dir", p.cfg.StateDir, "err", err)
 		return nil, err
-	}
-	if p.storeHook != nil {
-		p.storeHook(s)
 	}
 	p.store = s
 	return s, nil
 }
 
 // Store returns the open store, opening it if needed.
-func (p *Provider) Store(ctx context.Context) (*Store, error) { return p.openStore(ctx) }
+func (p *Provider) Store(ctx context.Context) (*roster.Store, error) { return p.openStore(ctx) }
 
 // CheckInData is the structuredContent of a successful shift_check_in:
 // the session (flat, as the shift server returns it), what the call
@@ -188,30 +176,30 @@ func (p *Provider) Store(ctx context.Context) (*Store, error) { return p.openSto
 // active workers (bounded, with what was left out) and the coordination
 // notice.
 type CheckInData struct {
-	WorkerID       string   `json:"workerId"`
-	Gist           string   `json:"gist"`
-	Files          []string `json:"files"`
-	CheckedInAt    string   `json:"checkedInAt"`
-	UpdatedAt      string   `json:"updatedAt"`
-	Change         Change   `json:"change"`
-	Workspace      string   `json:"workspace"`
-	StatusURI      string   `json:"statusUri"`
-	ActiveWorkers  []Row    `json:"activeWorkers"`
-	OmittedWorkers int      `json:"omittedWorkers"`
-	OmittedFiles   int      `json:"omittedFiles"`
-	Notice         string   `json:"notice"`
+	WorkerID       string        `json:"workerId"`
+	Gist           string        `json:"gist"`
+	Files          []string      `json:"files"`
+	CheckedInAt    string        `json:"checkedInAt"`
+	UpdatedAt      string        `json:"updatedAt"`
+	Change         roster.Change `json:"change"`
+	Workspace      string        `json:"workspace"`
+	StatusURI      string        `json:"statusUri"`
+	ActiveWorkers  []roster.Row  `json:"activeWorkers"`
+	OmittedWorkers int           `json:"omittedWorkers"`
+	OmittedFiles   int           `json:"omittedFiles"`
+	Notice         string        `json:"notice"`
 }
 
 // CheckOutData is the structuredContent of a successful shift_check_out.
 type CheckOutData struct {
-	Removed        bool   `json:"removed"`
-	WorkerID       string `json:"workerId"`
-	Summary        string `json:"summary,omitempty"`
-	Workspace      string `json:"workspace"`
-	StatusURI      string `json:"statusUri"`
-	ActiveWorkers  []Row  `json:"activeWorkers"`
-	OmittedWorkers int    `json:"omittedWorkers"`
-	OmittedFiles   int    `json:"omittedFiles"`
+	Removed        bool         `json:"removed"`
+	WorkerID       string       `json:"workerId"`
+	Summary        string       `json:"summary,omitempty"`
+	Workspace      string       `json:"workspace"`
+	StatusURI      string       `json:"statusUri"`
+	ActiveWorkers  []roster.Row `json:"activeWorkers"`
+	OmittedWorkers int          `json:"omittedWorkers"`
+	OmittedFiles   int          `json:"omittedFiles"`
 }
 
 // Recovery tells the agent what to do next.
@@ -221,14 +209,14 @@ type Recovery struct {
 
 // UnknownWorkerData is error.data of CodeUnknownWorker.
 type UnknownWorkerData struct {
-	Reason         string   `json:"reason"`
-	WorkerID       string   `json:"workerId"`
-	Workspace      string   `json:"workspace"`
-	StatusURI      string   `json:"statusUri"`
-	Recovery       Recovery `json:"recovery"`
-	ActiveWorkers  []Row    `json:"activeWorkers"`
-	OmittedWorkers int      `json:"omittedWorkers"`
-	OmittedFiles   int      `json:"omittedFiles"`
+	Reason         string       `json:"reason"`
+	WorkerID       string       `json:"workerId"`
+	Workspace      string       `json:"workspace"`
+	StatusURI      string       `json:"statusUri"`
+	Recovery       Recovery     `json:"recovery"`
+	ActiveWorkers  []roster.Row `json:"activeWorkers"`
+	OmittedWorkers int          `json:"omittedWorkers"`
+	OmittedFiles   int          `json:"omittedFiles"`
 }
 
 // StoreErrorData is error.data of the store error codes.
@@ -301,13 +289,13 @@ func checkLen(field, v string, lo, hi int) error {
 // anything else is an opaque name used exactly.
 func (p *Provider) workspace(arg string) (string, error) {
 	if arg != "" {
-		if err := checkLen("workspace", arg, 1, MaxWorkspaceLen); err != nil {
+		if err := checkLen("workspace", arg, 1, roster.MaxWorkspaceLen); err != nil {
 			return "", err
 		}
 		return arg, nil
 	}
 	if p.cfg.DefaultWorkspace == "" {
-		return "", invalid("arguments.workspace is required here: the default workspace is unknown (the start directory could not be read); pass workspace or set " + EnvWorkspace)
+		return "", invalid("arguments.workspace is required here: the default workspace is unknown (the start directory could not be read); pass workspace or set " + roster.EnvWorkspace)
 	}
 	return p.cfg.DefaultWorkspace, nil
 }
@@ -317,23 +305,23 @@ func (p *Provider) checkIn(ctx context.Context, call *sdk.Call) (*sdk.Result, er
 	if err := decode(call, &a); err != nil {
 		return nil, err
 	}
-	if err := checkLen("gist", a.Gist, 1, MaxGistLen); err != nil {
+	if err := checkLen("gist", a.Gist, 1, roster.MaxGistLen); err != nil {
 		return nil, err
 	}
-	in := CheckInInput{Gist: a.Gist}
+	in := roster.CheckInInput{Gist: a.Gist}
 	if a.Files != nil {
-		if len(*a.Files) > MaxFiles {
-			return nil, invalid(fmt.Sprintf("arguments.files must have at most %d items", MaxFiles))
+		if len(*a.Files) > roster.MaxFiles {
+			return nil, invalid(fmt.Sprintf("arguments.files must have at most %d items", roster.MaxFiles))
 		}
 		for i, f := range *a.Files {
-			if err := checkLen(fmt.Sprintf("files[%d]", i), f, 1, MaxFileLen); err != nil {
+			if err := checkLen(fmt.Sprintf("files[%d]", i), f, 1, roster.MaxFileLen); err != nil {
 				return nil, err
 			}
 		}
 		in.Files, in.HasFiles = *a.Files, true
 	}
 	if a.WorkerID != "" {
-		id, ok := NormalizeWorkerID(a.WorkerID)
+		id, ok := roster.NormalizeWorkerID(a.WorkerID)
 		if !ok {
 			return nil, invalid("arguments.workerId must be 6 ASCII letters or digits")
 		}
@@ -349,14 +337,14 @@ func (p *Provider) checkIn(ctx context.Context, call *sdk.Call) (*sdk.Result, er
 		return p.storeFailure(err, ws)
 	}
 	res, err := store.CheckIn(ctx, in)
-	var uw *UnknownWorkerError
+	var uw *roster.UnknownWorkerError
 	if errors.As(err, &uw) {
 		return unknownWorker(uw), nil
 	}
 	if err != nil {
 		return p.storeFailure(err, ws)
 	}
-	if res.Change != Unchanged {
+	if res.Change != roster.Unchanged {
 		p.publish(ws)
 	}
 	l := ListRows(res.Workers, res.Totals)
@@ -375,7 +363,7 @@ func (p *Provider) checkOut(ctx context.Context, call *sdk.Call) (*sdk.Result, e
 	if err := decode(call, &a); err != nil {
 		return nil, err
 	}
-	id, valid := NormalizeWorkerID(a.WorkerID)
+	id, valid := roster.NormalizeWorkerID(a.WorkerID)
 	if !valid {
 		return nil, invalid("arguments.workerId must be 6 ASCII letters or digits")
 	}
@@ -421,7 +409,7 @@ func (p *Provider) publish(ws string) {
 	}
 }
 
-func unknownWorker(e *UnknownWorkerError) *sdk.Result {
+func unknownWorker(e *roster.UnknownWorkerError) *sdk.Result {
 	d := &UnknownWorkerData{
 		Reason: ReasonUnknownWorker, WorkerID: e.WorkerID, Workspace: e.Workspace,
 		StatusURI: QualifiedStatusURI(e.Workspace),
@@ -438,7 +426,7 @@ func unknownWorker(e *UnknownWorkerError) *sdk.Result {
 // storeFailure turns a store error into its tool error. Cancellation and
 // anything unexpected stay Go errors (JSON-RPC errors from the host).
 func (p *Provider) storeFailure(err error, ws string) (*sdk.Result, error) {
-	var se *StoreError
+	var se *roster.StoreError
 	if !errors.As(err, &se) {
 		return nil, err
 	}
@@ -450,26 +438,26 @@ func (p *Provider) storeFailure(err error, ws string) (*sdk.Result, error) {
 	return r, nil
 }
 
-func describeStoreError(se *StoreError) (code int, message, hint string) {
+func describeStoreError(se *roster.StoreError) (code int, message, hint string) {
 	switch se.Reason {
-	case ReasonBusy:
+	case roster.ReasonBusy:
 		return CodeStoreBusy, "Roster store busy: another process held the roster lock for the whole wait budget",
 			"Retry the call shortly. If it keeps failing, a process may be stuck holding the lock on " + se.Path + "."
-	case ReasonCorrupt:
+	case roster.ReasonCorrupt:
 		return CodeStoreCorrupt, "Roster store corrupt: " + se.Path + " is not a usable SQLite roster",
 			"Move " + se.Path + " and its -wal and -shm files aside (the next call starts an empty roster), then check in again."
-	case ReasonReadOnly:
+	case roster.ReasonReadOnly:
 		return CodeStoreReadOnly, "Roster store read-only: " + se.Dir + " cannot be written",
-			"Make " + se.Dir + " and " + se.Path + " writable for this user, or set " + EnvStateDir + " to a writable local directory, then retry."
-	case ReasonIncompatible:
+			"Make " + se.Dir + " and " + se.Path + " writable for this user, or set " + roster.EnvStateDir + " to a writable local directory, then retry."
+	case roster.ReasonIncompatible:
 		return CodeStoreIncompatible, "Roster store written by a newer fluxgit",
-			"Upgrade fluxgit, or set " + EnvStateDir + " to another directory."
-	case ReasonUnsafe:
+			"Upgrade fluxgit, or set " + roster.EnvStateDir + " to another directory."
+	case roster.ReasonUnsafe:
 		return CodeStoreUnavailable, "Roster state directory unsafe: " + fmt.Sprint(se.Err),
-			se.fix + " Or set " + EnvStateDir + " to a private directory of your own (a missing one is created with mode 0700)."
+			se.Fix + " Or set " + roster.EnvStateDir + " to a private directory of your own (a missing one is created with mode 0700)."
 	}
 	return CodeStoreUnavailable, "Roster store unavailable",
-		"Set " + EnvStateDir + " to a writable directory on a local file system that supports SQLite locking, then retry."
+		"Set " + roster.EnvStateDir + " to a writable directory on a local file system that supports SQLite locking, then retry."
 }
 
 // ReadResource serves shift://status and shift://status?workspace=NAME as
@@ -486,8 +474,8 @@ func (p *Provider) ReadResource(ctx context.Context, uri string, _ sdk.Meta) (*s
 		ws = p.cfg.DefaultWorkspace
 	}
 	var (
-		rows   []Row
-		totals Totals
+		rows   []roster.Row
+		totals roster.Totals
 	)
 	if !p.noRosterYet() {
 		store, err := p.openStore(ctx)
@@ -510,6 +498,6 @@ func (p *Provider) noRosterYet() bool {
 	if p.store != nil || p.cfg.StateDir == "" {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(p.cfg.StateDir, DatabaseName))
+	_, err := os.Stat(filepath.Join(p.cfg.StateDir, roster.DatabaseName))
 	return errors.Is(err, fs.ErrNotExist)
 }

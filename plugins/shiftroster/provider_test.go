@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -21,7 +22,7 @@ const defaultWS = "/home/dev/src/webshop"
 func TestCheckInPatchSemantics(t *testing.T) {
 	p := testProvider(t, realTempDir(t), defaultWS)
 	first := checkIn(t, p, map[string]any{"gist": "cart totals", "files": []string{"a.go", "b.go"}})
-	if first.Change != Created || len(first.WorkerID) != 6 || first.WorkerID != strings.ToUpper(first.WorkerID) {
+	if first.Change != roster.Created || len(first.WorkerID) != 6 || first.WorkerID != strings.ToUpper(first.WorkerID) {
 		t.Fatalf("new session: %+v", first)
 	}
 	if first.Workspace != defaultWS || first.StatusURI != "shift://status?workspace=%2Fhome%2Fdev%2Fsrc%2Fwebshop" {
@@ -36,14 +37,14 @@ func TestCheckInPatchSemantics(t *testing.T) {
 		args       map[string]any
 		wantGist   string
 		wantFiles  []string
-		wantChange Change
+		wantChange roster.Change
 	}{
-		{"gist replaced, omitted files kept", map[string]any{"gist": "cart totals v2"}, "cart totals v2", []string{"a.go", "b.go"}, Updated},
-		{"same gist, files omitted: no change", map[string]any{"gist": "cart totals v2"}, "cart totals v2", []string{"a.go", "b.go"}, Unchanged},
-		{"same gist and files: no change", map[string]any{"gist": "cart totals v2", "files": []string{"a.go", "b.go"}}, "cart totals v2", []string{"a.go", "b.go"}, Unchanged},
-		{"files replaced", map[string]any{"gist": "cart totals v2", "files": []string{"c.go"}}, "cart totals v2", []string{"c.go"}, Updated},
-		{"empty files clears", map[string]any{"gist": "cart totals v2", "files": []string{}}, "cart totals v2", []string{}, Updated},
-		{"explicit empty workspace is the default", map[string]any{"gist": "g3", "workspace": ""}, "g3", []string{}, Updated},
+		{"gist replaced, omitted files kept", map[string]any{"gist": "cart totals v2"}, "cart totals v2", []string{"a.go", "b.go"}, roster.Updated},
+		{"same gist, files omitted: no change", map[string]any{"gist": "cart totals v2"}, "cart totals v2", []string{"a.go", "b.go"}, roster.Unchanged},
+		{"same gist and files: no change", map[string]any{"gist": "cart totals v2", "files": []string{"a.go", "b.go"}}, "cart totals v2", []string{"a.go", "b.go"}, roster.Unchanged},
+		{"files replaced", map[string]any{"gist": "cart totals v2", "files": []string{"c.go"}}, "cart totals v2", []string{"c.go"}, roster.Updated},
+		{"empty files clears", map[string]any{"gist": "cart totals v2", "files": []string{}}, "cart totals v2", []string{}, roster.Updated},
+		{"explicit empty workspace is the default", map[string]any{"gist": "g3", "workspace": ""}, "g3", []string{}, roster.Updated},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,12 +71,12 @@ func TestCheckInPatchSemantics(t *testing.T) {
 
 func TestUpdatedAtMovesOnlyOnRealChange(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 15, 0, 0, time.UTC)
-	p := NewWithConfig(Config{StateDir: realTempDir(t), DefaultWorkspace: defaultWS, Store: Options{Now: func() time.Time { return now }}, Logger: slog.New(slog.DiscardHandler)})
+	p := NewWithConfig(Config{StateDir: realTempDir(t), DefaultWorkspace: defaultWS, Store: roster.Options{Now: func() time.Time { return now }}, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = p.Close() })
 	d := checkIn(t, p, map[string]any{"gist": "g"})
 	now = now.Add(time.Minute)
 	same := checkIn(t, p, map[string]any{"gist": "g", "workerId": d.WorkerID})
-	if same.UpdatedAt != d.UpdatedAt || same.Change != Unchanged {
+	if same.UpdatedAt != d.UpdatedAt || same.Change != roster.Unchanged {
 		t.Fatalf("no-op check-in moved updatedAt: %+v", same)
 	}
 	now = now.Add(time.Minute)
@@ -160,7 +161,7 @@ func TestWorkspacesAreOpaqueAndExact(t *testing.T) {
 	}
 }
 
-func mustStore(t testing.TB, p *Provider) *Store {
+func mustStore(t testing.TB, p *Provider) *roster.Store {
 	t.Helper()
 	s, err := p.Store(context.Background())
 	if err != nil {
@@ -171,7 +172,7 @@ func mustStore(t testing.TB, p *Provider) *Store {
 
 func TestRosterOrderAndSnapshot(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	p := NewWithConfig(Config{StateDir: realTempDir(t), DefaultWorkspace: defaultWS, Store: Options{Now: func() time.Time { return now }}, Logger: slog.New(slog.DiscardHandler)})
+	p := NewWithConfig(Config{StateDir: realTempDir(t), DefaultWorkspace: defaultWS, Store: roster.Options{Now: func() time.Time { return now }}, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = p.Close() })
 	var ids []string
 	for i := range 4 {
@@ -253,7 +254,7 @@ func TestArgumentErrors(t *testing.T) {
 		{ToolCheckIn, `{"gist":"g","workerId":"ÄBCDE"}`, "arguments.workerId"},
 		{ToolCheckIn, `{"gist":"g","files":[""]}`, "arguments.files[0] must not be empty"},
 		{ToolCheckIn, `{"gist":"g","extra":1}`, "unknown field"},
-		{ToolCheckIn, `{"gist":"` + strings.Repeat("x", MaxGistLen+1) + `"}`, "at most 1000"},
+		{ToolCheckIn, `{"gist":"` + strings.Repeat("x", roster.MaxGistLen+1) + `"}`, "at most 1000"},
 		{ToolCheckOut, `{}`, "arguments.workerId"},
 		{ToolCheckOut, `{"workerId":"ABCDEF","summary":"` + strings.Repeat("s", MaxSummaryLen+1) + `"}`, "arguments.summary"},
 		{"shift_nope", `{}`, "unknown tool"},
@@ -271,8 +272,8 @@ func TestNoDefaultWorkspace(t *testing.T) {
 	p := testProvider(t, realTempDir(t), "")
 	_, err := p.CallTool(context.Background(), &sdk.Call{Tool: ToolCheckIn, Arguments: json.RawMessage(`{"gist":"g"}`)})
 	var ae *sdk.ArgumentError
-	if !errors.As(err, &ae) || !strings.Contains(ae.Details, EnvWorkspace) {
-		t.Fatalf("want an argument error naming %s, got %v", EnvWorkspace, err)
+	if !errors.As(err, &ae) || !strings.Contains(ae.Details, roster.EnvWorkspace) {
+		t.Fatalf("want an argument error naming %s, got %v", roster.EnvWorkspace, err)
 	}
 	if d := checkIn(t, p, map[string]any{"gist": "g", "workspace": "named"}); d.Workspace != "named" {
 		t.Fatal(d)

@@ -28,8 +28,8 @@ import (
 	"github.com/fluxgit/fluxgit/internal/gitexec"
 	"github.com/fluxgit/fluxgit/internal/privdir"
 	"github.com/fluxgit/fluxgit/internal/resultshape"
+	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/internal/rundir"
-	"github.com/fluxgit/fluxgit/plugins/shiftroster"
 )
 
 // Status is a check's outcome.
@@ -275,10 +275,10 @@ func checkRunDir() Result {
 }
 
 func checkStateDir() Result {
-	dir, err := shiftroster.StateDir()
+	dir, err := roster.StateDir()
 	if err != nil {
 		return Result{Name: CheckState, Status: Fail, Detail: "no roster state directory: " + err.Error(),
-			Fix: "set " + shiftroster.EnvStateDir + " to an absolute directory of your own"}
+			Fix: "set " + roster.EnvStateDir + " to an absolute directory of your own"}
 	}
 	return checkDir(CheckState, "roster state directory", dir, 0o022)
 }

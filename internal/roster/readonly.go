@@ -1,4 +1,4 @@
-package shiftroster
+package roster
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 // StateDir is the roster's state directory for this process:
 // SHIFT_STATE_DIR (made absolute) or DefaultStateDir.
-func StateDir() (string, error) { return stateDirFromEnv(os.Getenv) }
+func StateDir() (string, error) { return StateDirFromEnv(os.Getenv) }
 
 // WorkspaceRow is one active check-in and the workspace it belongs to.
 type WorkspaceRow struct {

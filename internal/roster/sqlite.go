@@ -1,4 +1,4 @@
-package shiftroster
+package roster
 
 import (
 	"context"
@@ -109,8 +109,8 @@ type StoreError struct {
 	Dir    string // state directory
 	Path   string // database file
 	Err    error
-	// fix, when set, is how to repair the state directory.
-	fix string
+	// Fix, when set, is how to repair the state directory.
+	Fix string
 }
 
 func (e *StoreError) Error() string {
@@ -126,6 +126,11 @@ type Options struct {
 	Budget time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// TxHook, when set (tests only), runs inside every write transaction:
+	// with stage "begin" before its first statement and with stage
+	// "commit" after its mutation, just before the commit. Tests of the
+	// provider use it to hold a transaction open or die inside it.
+	TxHook func(op, stage string)
 }
 
 // Store is the SQLite roster shared by every process of one OS user that
@@ -163,7 +168,7 @@ func dsn(path string) string {
 // contention is retried for at most the budget; a busy, corrupt or
 // read-only store is a *StoreError.
 func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
-	s := &Store{dir: dir, path: filepath.Join(dir, DatabaseName), budget: opts.Budget, now: opts.Now, writers: make(chan struct{}, 1)}
+	s := &Store{dir: dir, path: filepath.Join(dir, DatabaseName), budget: opts.Budget, now: opts.Now, writers: make(chan struct{}, 1), hookTx: opts.TxHook}
 	if s.budget <= 0 {
 		s.budget = DefaultBudget
 	}
@@ -226,7 +231,7 @@ func (s *Store) prepareFiles() error {
 			if pe.Problem == privdir.NotDirectory {
 				reason = ReasonUnavailable
 			}
-			return &StoreError{Reason: reason, Op: "open", Dir: s.dir, Path: s.path, Err: err, fix: pe.Fix()}
+			return &StoreError{Reason: reason, Op: "open", Dir: s.dir, Path: s.path, Err: err, Fix: pe.Fix()}
 		}
 		return fail(fsReason(err), fmt.Errorf("cannot create the state directory: %w", err))
 	}
@@ -248,13 +253,13 @@ func (s *Store) prepareFiles() error {
 	case st.Mode()&fs.ModeSymlink != 0:
 		return &StoreError{Reason: ReasonUnsafe, Op: "open", Dir: s.dir, Path: s.path,
 			Err: fmt.Errorf("%s is a symbolic link; the roster database is never reached through links", s.path),
-			fix: "Replace the link " + s.path + " with the database file itself, or move it aside to start an empty roster."}
+			Fix: "Replace the link " + s.path + " with the database file itself, or move it aside to start an empty roster."}
 	case !st.Mode().IsRegular():
 		return fail(ReasonUnavailable, fmt.Errorf("%s is not a regular file", s.path))
 	default:
 		if err := ownedByMe(st); err != nil {
 			return &StoreError{Reason: ReasonUnsafe, Op: "open", Dir: s.dir, Path: s.path, Err: fmt.Errorf("%s: %w", s.path, err),
-				fix: "Move " + s.path + " aside (the next call starts an empty roster), or use a state directory of your own."}
+				Fix: "Move " + s.path + " aside (the next call starts an empty roster), or use a state directory of your own."}
 		}
 		if err := writable(s.path); err != nil {
 			return fail(fsReason(err), fmt.Errorf("database file is not writable: %w", err))
@@ -705,6 +710,16 @@ func (s *Store) Snapshot(ctx context.Context, workspace string) ([]Row, Totals, 
 		return err
 	})
 	return rows, totals, err
+}
+
+// Workspaces returns the names of the workspaces that have active
+// workers, sorted, at most limit of them.
+func (s *Store) Workspaces(ctx context.Context, limit int) ([]string, error) {
+	var names []string
+	err := s.read(ctx, "list workspaces", func(tx *gorm.DB) error {
+		return tx.Model(&workerRecord{}).Distinct("workspace").Order("workspace").Limit(limit).Pluck("workspace", &names).Error
+	})
+	return names, err
 }
 
 // boundedRows selects rows with every stored value cut near today's
