@@ -7,7 +7,14 @@
 // (plugins/shiftroster) serves tools and resources on top of it, and the
 // agents-presence provider reads it, so neither provider imports the other.
 //
+// With SHIFT_DATABASE_URL (a postgres:// URL) the roster is a PostgreSQL
+// database instead (Postgres), with the same semantics, shared by agents on
+// several machines; its commits reach other processes through LISTEN/
+// NOTIFY (Notifier).
+//
 // Every mutation, its id allocation and the roster snapshot it returns run
-// in one BEGIN IMMEDIATE transaction; lock waits are bounded (3 s); a busy,
-// corrupt or read-only store is a *StoreError, never an in-memory fallback.
+// in one serialised transaction (SQLite: BEGIN IMMEDIATE; PostgreSQL:
+// SERIALIZABLE, serialisation failures retried); waits are bounded (3 s);
+// a busy, corrupt, read-only or unreachable store is a *StoreError, never
+// an in-memory fallback.
 package roster

@@ -16,7 +16,7 @@ func realTempDir(t testing.TB) string {
 	return d
 }
 
-func openStore(t testing.TB, dir string, opts Options) *Store {
+func openStore(t testing.TB, dir string, opts Options) *SQLite {
 	t.Helper()
 	s, err := Open(context.Background(), dir, opts)
 	if err != nil {

@@ -105,10 +105,13 @@ const (
 // user) needs to fix it. It is never papered over with in-memory state.
 type StoreError struct {
 	Reason string // one of the Reason constants
-	Op     string // "open", "check-in", "check-out", "read"
-	Dir    string // state directory
-	Path   string // database file
-	Err    error
+	// Backend is BackendPostgres for the PostgreSQL roster; empty means
+	// SQLite.
+	Backend string
+	Op      string // "open", "check-in", "check-out", "read"
+	Dir     string // state directory
+	Path    string // database file
+	Err     error
 	// Fix, when set, is how to repair the state directory.
 	Fix string
 }
@@ -133,9 +136,9 @@ type Options struct {
 	TxHook func(op, stage string)
 }
 
-// Store is the SQLite roster shared by every process of one OS user that
+// SQLite is the SQLite roster shared by every process of one OS user that
 // uses the same state directory.
-type Store struct {
+type SQLite struct {
 	dir, path string
 	db        *gorm.DB
 	sqlDB     *sql.DB
@@ -167,8 +170,8 @@ func dsn(path string) string {
 // created 0700 and the database 0600 when they do not exist yet. Lock
 // contention is retried for at most the budget; a busy, corrupt or
 // read-only store is a *StoreError.
-func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
-	s := &Store{dir: dir, path: filepath.Join(dir, DatabaseName), budget: opts.Budget, now: opts.Now, writers: make(chan struct{}, 1), hookTx: opts.TxHook}
+func Open(ctx context.Context, dir string, opts Options) (*SQLite, error) {
+	s := &SQLite{dir: dir, path: filepath.Join(dir, DatabaseName), budget: opts.Budget, now: opts.Now, writers: make(chan struct{}, 1), hookTx: opts.TxHook}
 	if s.budget <= 0 {
 		s.budget = DefaultBudget
 	}
@@ -207,17 +210,17 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 }
 
 // Close releases the database handle.
-func (s *Store) Close() error { return s.sqlDB.Close() }
+func (s *SQLite) Close() error { return s.sqlDB.Close() }
 
 // Path is the database file.
-func (s *Store) Path() string { return s.path }
+func (s *SQLite) Path() string { return s.path }
 
 // prepareFiles creates the directory and the database file with private
 // permissions and refuses a state directory this process cannot write,
 // before SQLite gets a chance to fail with a vaguer message. It never
 // opens an existing database file: closing any descriptor of a SQLite file
 // drops this process's locks on it.
-func (s *Store) prepareFiles() error {
+func (s *SQLite) prepareFiles() error {
 	fail := func(reason string, err error) error {
 		return &StoreError{Reason: reason, Op: "open", Dir: s.dir, Path: s.path, Err: err}
 	}
@@ -282,7 +285,7 @@ var errTxLockIgnored = errors.New("the SQLite driver ignored _txlock=immediate: 
 // initialize switches to WAL, migrates, checks integrity and proves that
 // write transactions lock at BEGIN, retrying lock contention within the
 // budget.
-func (s *Store) initialize(ctx context.Context) error {
+func (s *SQLite) initialize(ctx context.Context) error {
 	deadline := time.Now().Add(s.budget)
 	return s.retry(ctx, "open", deadline, func() error {
 		return s.db.WithContext(ctx).Connection(func(c *gorm.DB) error {
@@ -308,7 +311,7 @@ func (s *Store) initialize(ctx context.Context) error {
 	})
 }
 
-func (s *Store) migrate(tx *gorm.DB) error {
+func (s *SQLite) migrate(tx *gorm.DB) error {
 	var version int
 	if err := tx.Raw("PRAGMA user_version").Scan(&version).Error; err != nil {
 		return err
@@ -329,7 +332,7 @@ func (s *Store) migrate(tx *gorm.DB) error {
 	return nil
 }
 
-func (s *Store) quickCheck(c *gorm.DB) error {
+func (s *SQLite) quickCheck(c *gorm.DB) error {
 	var lines []string
 	if err := c.Raw("PRAGMA quick_check").Scan(&lines).Error; err != nil {
 		return err
@@ -344,7 +347,7 @@ func (s *Store) quickCheck(c *gorm.DB) error {
 // verifyImmediate opens a write transaction and, before it runs any
 // statement, tries BEGIN IMMEDIATE on a second connection without waiting.
 // That must fail with SQLITE_BUSY: otherwise the driver dropped _txlock.
-func (s *Store) verifyImmediate(c *gorm.DB) error {
+func (s *SQLite) verifyImmediate(c *gorm.DB) error {
 	return c.Transaction(func(*gorm.DB) error {
 		return s.db.Connection(func(other *gorm.DB) error {
 			if err := other.Exec("PRAGMA busy_timeout = 0").Error; err != nil {
@@ -383,7 +386,7 @@ func setBusyTimeout(c *gorm.DB, deadline time.Time) error {
 // handler wait for at most busySlice; lock contention then rolls the
 // attempt back and it starts again after a short random pause, so fn must
 // have no effects outside its transaction.
-func (s *Store) retry(ctx context.Context, op string, deadline time.Time, fn func() error) error {
+func (s *SQLite) retry(ctx context.Context, op string, deadline time.Time, fn func() error) error {
 	var err error
 	for attempt := 0; ; attempt++ {
 		err = fn()
@@ -416,7 +419,7 @@ func (s *Store) retry(ctx context.Context, op string, deadline time.Time, fn fun
 	}
 }
 
-func (s *Store) busy(op string, err error) error {
+func (s *SQLite) busy(op string, err error) error {
 	return &StoreError{Reason: ReasonBusy, Op: op, Dir: s.dir, Path: s.path,
 		Err: fmt.Errorf("the roster stayed locked for the whole %s budget: %w", s.budget, err)}
 }
@@ -441,7 +444,7 @@ func isBusy(err error) bool {
 // classify turns a driver or file-system error into a StoreError. Errors
 // the store raised itself, the caller's cancellation and domain errors pass
 // through unchanged.
-func (s *Store) classify(op string, err error) error {
+func (s *SQLite) classify(op string, err error) error {
 	var se *StoreError
 	if err == nil || errors.As(err, &se) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -472,7 +475,7 @@ func (s *Store) classify(op string, err error) error {
 
 // read runs fn in a deferred (read-only) transaction: one consistent
 // snapshot of what every process has committed.
-func (s *Store) read(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
+func (s *SQLite) read(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
 	deadline := time.Now().Add(s.budget)
 	return s.retry(ctx, op, deadline, func() error {
 		return s.db.WithContext(ctx).Connection(func(c *gorm.DB) error {
@@ -486,7 +489,7 @@ func (s *Store) read(ctx context.Context, op string, fn func(tx *gorm.DB) error)
 
 // write runs fn in one BEGIN IMMEDIATE transaction: the write lock is held
 // from BEGIN, so everything fn reads is still true when it commits.
-func (s *Store) write(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
+func (s *SQLite) write(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
 	deadline := time.Now().Add(s.budget)
 	wait, cancel := context.WithDeadline(ctx, deadline)
 	select {
@@ -572,7 +575,7 @@ const maxIDAttempts = 64
 // CheckIn registers a new session or patches an existing one: the gist is
 // replaced, the files only when given, checkedInAt is kept. A patch that
 // changes nothing writes nothing.
-func (s *Store) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, error) {
+func (s *SQLite) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, error) {
 	if in.Files == nil {
 		in.Files = []string{}
 	}
@@ -673,7 +676,7 @@ type CheckOutResult struct {
 
 // CheckOut ends a session. An id without a session in the workspace is not
 // an error: Removed is false and nothing changes.
-func (s *Store) CheckOut(ctx context.Context, workspace, workerID string) (*CheckOutResult, error) {
+func (s *SQLite) CheckOut(ctx context.Context, workspace, workerID string) (*CheckOutResult, error) {
 	var res CheckOutResult
 	err := s.write(ctx, "check-out", func(tx *gorm.DB) error {
 		del := tx.Where("worker_id = ? AND workspace = ?", workerID, workspace).Delete(&workerRecord{})
@@ -692,14 +695,14 @@ func (s *Store) CheckOut(ctx context.Context, workspace, workerID string) (*Chec
 
 // List returns the active workers of a workspace, oldest check-in first,
 // at most MaxListedWorkers of them (see Snapshot for the totals).
-func (s *Store) List(ctx context.Context, workspace string) ([]Row, error) {
+func (s *SQLite) List(ctx context.Context, workspace string) ([]Row, error) {
 	rows, _, err := s.Snapshot(ctx, workspace)
 	return rows, err
 }
 
 // Snapshot returns the oldest MaxListedWorkers active workers of a
 // workspace and the totals of all of them, read in one transaction.
-func (s *Store) Snapshot(ctx context.Context, workspace string) ([]Row, Totals, error) {
+func (s *SQLite) Snapshot(ctx context.Context, workspace string) ([]Row, Totals, error) {
 	var (
 		rows   []Row
 		totals Totals
@@ -714,7 +717,7 @@ func (s *Store) Snapshot(ctx context.Context, workspace string) ([]Row, Totals, 
 
 // Workspaces returns the names of the workspaces that have active
 // workers, sorted, at most limit of them.
-func (s *Store) Workspaces(ctx context.Context, limit int) ([]string, error) {
+func (s *SQLite) Workspaces(ctx context.Context, limit int) ([]string, error) {
 	var names []string
 	err := s.read(ctx, "list workspaces", func(tx *gorm.DB) error {
 		return tx.Model(&workerRecord{}).Distinct("workspace").Order("workspace").Limit(limit).Pluck("workspace", &names).Error

@@ -58,7 +58,7 @@ func TestHelperProcess(t *testing.T) {
 	if mode == "" {
 		t.Skip("helper process body; runs only when re-executed by another test")
 	}
-	cfg := Config{StateDir: os.Getenv(roster.EnvStateDir), DefaultWorkspace: "helper-default", Logger: slog.New(slog.DiscardHandler)}
+	cfg := Config{StateDir: os.Getenv(roster.EnvStateDir), DatabaseURL: os.Getenv(roster.EnvDatabaseURL), DefaultWorkspace: "helper-default", Logger: slog.New(slog.DiscardHandler)}
 	if mode == "contend" {
 		// Contention proves serialization (no lost update, no duplicate
 		// id), not speed: under -race on a loaded 2-core machine eight
@@ -181,92 +181,99 @@ func helperContend(p *Provider) contendReport {
 }
 
 // TestConcurrentProcesses runs 8 processes checking in, patching and
-// checking out against one new state directory at once: nothing is lost
+// checking out against one new roster (a state directory, or a PostgreSQL
+// database) at once: nothing is lost
 // or duplicated, ids are unique, and no SQLITE_BUSY surfaces within the
 // 3 s budget (opening included: all 8 create and migrate the same file).
 func TestConcurrentProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns 8 processes")
 	}
-	const procs, cycles = 8, 12
-	dir := filepath.Join(realTempDir(t), "state")
-	ws := "shared workspace"
-	type child struct {
-		cmd    *exec.Cmd
-		stdin  io.WriteCloser
-		stdout bytes.Buffer
-		stderr bytes.Buffer
-	}
-	children := make([]*child, procs)
-	for i := range children {
-		c := &child{cmd: helperCommand(os.Args[0], "contend", roster.EnvStateDir+"="+dir, "HELPER_WS="+ws,
-			"HELPER_INDEX="+strconv.Itoa(i), "HELPER_CYCLES="+strconv.Itoa(cycles))}
-		c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
-		var err error
-		if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+	eachBackend(t, func(t *testing.T, base Config) {
+		const procs, cycles = 8, 12
+		dir := filepath.Join(base.StateDir, "state")
+		env := []string{roster.EnvStateDir + "=" + dir}
+		if base.DatabaseURL != "" {
+			env = append(env, roster.EnvDatabaseURL+"="+base.DatabaseURL)
+		}
+		ws := "shared workspace"
+		type child struct {
+			cmd    *exec.Cmd
+			stdin  io.WriteCloser
+			stdout bytes.Buffer
+			stderr bytes.Buffer
+		}
+		children := make([]*child, procs)
+		for i := range children {
+			c := &child{cmd: helperCommand(os.Args[0], "contend", append(env, "HELPER_WS="+ws,
+				"HELPER_INDEX="+strconv.Itoa(i), "HELPER_CYCLES="+strconv.Itoa(cycles))...)}
+			c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
+			var err error
+			if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			children[i] = c
+		}
+		for _, c := range children {
+			_, _ = io.WriteString(c.stdin, "go\n")
+			_ = c.stdin.Close()
+		}
+		created := map[string]int{}
+		kept := map[string]bool{}
+		var maxMs float64
+		for i, c := range children {
+			if err := c.cmd.Wait(); err != nil {
+				t.Fatalf("helper %d: %v\nstdout:\n%s\nstderr:\n%s", i, err, c.stdout.String(), c.stderr.String())
+			}
+			var rep contendReport
+			helperResult(t, c.stdout.String(), &rep)
+			for _, e := range rep.Errors {
+				t.Errorf("helper %d: %s", i, e)
+			}
+			if len(rep.Created) != cycles {
+				t.Errorf("helper %d created %d sessions, want %d", i, len(rep.Created), cycles)
+			}
+			for _, id := range rep.Created {
+				created[id]++
+			}
+			for _, id := range rep.Kept {
+				kept[id] = true
+			}
+			maxMs = max(maxMs, rep.MaxMs)
+		}
+		for id, n := range created {
+			if n > 1 {
+				t.Errorf("worker id %s handed out %d times", id, n)
+			}
+		}
+		if len(created) != procs*cycles {
+			t.Errorf("%d distinct sessions created, want %d", len(created), procs*cycles)
+		}
+		s := storeFor(t, Config{StateDir: dir, DatabaseURL: base.DatabaseURL})
+		rows, err := s.List(context.Background(), ws)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := c.cmd.Start(); err != nil {
-			t.Fatal(err)
+		var got, want []string
+		for _, r := range rows {
+			got = append(got, r.WorkerID)
+			if !strings.HasSuffix(r.Gist, "-updated") {
+				t.Errorf("kept session %s lost its patch: %q", r.WorkerID, r.Gist)
+			}
 		}
-		children[i] = c
-	}
-	for _, c := range children {
-		_, _ = io.WriteString(c.stdin, "go\n")
-		_ = c.stdin.Close()
-	}
-	created := map[string]int{}
-	kept := map[string]bool{}
-	var maxMs float64
-	for i, c := range children {
-		if err := c.cmd.Wait(); err != nil {
-			t.Fatalf("helper %d: %v\nstdout:\n%s\nstderr:\n%s", i, err, c.stdout.String(), c.stderr.String())
+		for id := range kept {
+			want = append(want, id)
 		}
-		var rep contendReport
-		helperResult(t, c.stdout.String(), &rep)
-		for _, e := range rep.Errors {
-			t.Errorf("helper %d: %s", i, e)
+		sort.Strings(got)
+		sort.Strings(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("final roster %v\nwant exactly the kept sessions %v", got, want)
 		}
-		if len(rep.Created) != cycles {
-			t.Errorf("helper %d created %d sessions, want %d", i, len(rep.Created), cycles)
-		}
-		for _, id := range rep.Created {
-			created[id]++
-		}
-		for _, id := range rep.Kept {
-			kept[id] = true
-		}
-		maxMs = max(maxMs, rep.MaxMs)
-	}
-	for id, n := range created {
-		if n > 1 {
-			t.Errorf("worker id %s handed out %d times", id, n)
-		}
-	}
-	if len(created) != procs*cycles {
-		t.Errorf("%d distinct sessions created, want %d", len(created), procs*cycles)
-	}
-	s := openStore(t, dir, roster.Options{})
-	rows, err := s.List(context.Background(), ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got, want []string
-	for _, r := range rows {
-		got = append(got, r.WorkerID)
-		if !strings.HasSuffix(r.Gist, "-updated") {
-			t.Errorf("kept session %s lost its patch: %q", r.WorkerID, r.Gist)
-		}
-	}
-	for id := range kept {
-		want = append(want, id)
-	}
-	sort.Strings(got)
-	sort.Strings(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("final roster %v\nwant exactly the kept sessions %v", got, want)
-	}
-	t.Logf("%d processes x %d cycles: slowest call %.1f ms", procs, cycles, maxMs)
+		t.Logf("%d processes x %d cycles: slowest call %.1f ms", procs, cycles, maxMs)
+	})
 }
 
 // helperHold performs HELPER_OP and, inside its transaction, just before

@@ -2,18 +2,20 @@
 // workspace check in with what they are doing and which files they plan to
 // touch, see everyone else who is active, and check out when done.
 //
-// The roster is a SQLite database (roster.sqlite in SHIFT_STATE_DIR, by
-// default ~/.local/state/shift-mcp-server) shared by every fluxgit process
-// of the user, so agents in separate clients see each other. Every mutation,
-// its id allocation and the roster snapshot it returns run in one
-// BEGIN IMMEDIATE transaction; lock waits are bounded (3 s); a busy,
-// corrupt or read-only store is an explicit tool error, never an in-memory
-// fallback.
+// The roster is internal/roster's store: by default a SQLite database
+// (roster.sqlite in SHIFT_STATE_DIR, by default
+// ~/.local/state/shift-mcp-server) shared by every fluxgit process of the
+// user, or, with SHIFT_DATABASE_URL, a PostgreSQL database shared across
+// machines. Every mutation, its id allocation and the roster snapshot it
+// returns run in one serialised transaction; waits are bounded (3 s); a
+// busy, corrupt, read-only or unreachable store is an explicit tool error,
+// never an in-memory fallback.
 //
 // Resources: shift://status (the default workspace) and the template
 // shift://status{?workspace}. After every committed real change this
-// process publishes the affected URIs through WatchResources; reads always
-// see what any process committed.
+// process publishes the affected URIs through WatchResources; with
+// PostgreSQL it also publishes the changes other processes commit (LISTEN/
+// NOTIFY). Reads always see what any process committed.
 package shiftroster
 
 import (
@@ -76,6 +78,9 @@ type Config struct {
 	// DefaultWorkspace is used for an omitted or empty workspace and for
 	// the bare shift://status. Empty means it could not be determined.
 	DefaultWorkspace string
+	// DatabaseURL, when set (SHIFT_DATABASE_URL), selects the PostgreSQL
+	// roster instead of roster.sqlite in StateDir.
+	DatabaseURL string
 	// Store tunes the store (tests shorten the budget).
 	Store roster.Options
 	// Logger defaults to the SDK's stderr logger.
@@ -90,7 +95,10 @@ type Provider struct {
 	log *slog.Logger
 
 	mu    sync.Mutex
-	store *roster.Store
+	store roster.Store
+	// stopRelay ends the goroutine publishing other processes' changes
+	// (PostgreSQL roster only).
+	stopRelay func()
 }
 
 var (
@@ -111,7 +119,7 @@ func (p *Provider) Describe() sdk.Description {
 // (resolved once, now, at provider start).
 func New() *Provider {
 	dir, dirErr := roster.StateDirFromEnv(os.Getenv)
-	cfg := Config{StateDir: dir, StateDirErr: dirErr}
+	cfg := Config{StateDir: dir, StateDirErr: dirErr, DatabaseURL: roster.DatabaseURL()}
 	env := os.Getenv(roster.EnvWorkspace)
 	if cwd, err := os.Getwd(); err == nil || env != "" {
 		cfg.DefaultWorkspace = roster.ResolveDefaultWorkspace(context.Background(), env, cwd, roster.GitexecTopLevel)
@@ -140,16 +148,31 @@ func (p *Provider) Close() error {
 	if p.store == nil {
 		return nil
 	}
+	if p.stopRelay != nil {
+		p.stopRelay()
+		p.stopRelay = nil
+	}
 	err := p.store.Close()
 	p.store = nil
 	return err
 }
 
-func (p *Provider) openStore(ctx context.Context) (*roster.Store, error) {
+func (p *Provider) openStore(ctx context.Context) (roster.Store, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.store != nil {
 		return p.store, nil
+	}
+	if p.cfg.DatabaseURL != "" {
+		s, err := roster.OpenPostgres(ctx, p.cfg.DatabaseURL, p.cfg.Store)
+		if err != nil {
+			// err names the database by its redacted URL only.
+			p.log.Warn("roster store unavailable", "database", roster.RedactURL(p.cfg.DatabaseURL), "err", err)
+			return nil, err
+		}
+		p.store = s
+		p.relay(s)
+		return s, nil
 	}
 	if p.cfg.StateDir == "" {
 		err := p.cfg.StateDirErr
@@ -168,7 +191,48 @@ func (p *Provider) openStore(ctx context.Context) (*roster.Store, error) {
 }
 
 // Store returns the open store, opening it if needed.
-func (p *Provider) Store(ctx context.Context) (*roster.Store, error) { return p.openStore(ctx) }
+func (p *Provider) Store(ctx context.Context) (roster.Store, error) { return p.openStore(ctx) }
+
+// relay publishes the changes other processes commit to a shared
+// (PostgreSQL) roster, so shift://status subscribers here hear a check-in
+// made on another machine. A change of a workspace whose name only came as
+// a hash is published when it is the default workspace; a resync (the
+// listening connection was re-established) publishes the default
+// workspace's URIs, so subscribers re-read.
+func (p *Provider) relay(n roster.Notifier) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	p.stopRelay = func() { cancel(); <-done }
+	defaultHash := roster.WorkspaceHash(p.cfg.DefaultWorkspace)
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-n.Changes():
+				switch {
+				case ev.Workspace != "":
+					p.publish(ev.Workspace)
+				case p.cfg.DefaultWorkspace != "" && (ev.Resync || ev.Hash == defaultHash):
+					p.publish(p.cfg.DefaultWorkspace)
+				}
+			}
+		}
+	}()
+}
+
+// WatchResources streams resource changes. With a PostgreSQL roster it
+// opens the store first, so this process listens for other processes'
+// changes from the moment anyone subscribes, not from its first call.
+func (p *Provider) WatchResources(ctx context.Context, ch chan<- sdk.ResourceChange) error {
+	if p.cfg.DatabaseURL != "" {
+		if _, err := p.openStore(ctx); err != nil {
+			p.log.Warn("roster notifications from other processes unavailable until the store opens", "err", err)
+		}
+	}
+	return p.Broadcaster.WatchResources(ctx, ch)
+}
 
 // CheckInData is the structuredContent of a successful shift_check_in:
 // the session (flat, as the shift server returns it), what the call
@@ -439,6 +503,9 @@ func (p *Provider) storeFailure(err error, ws string) (*sdk.Result, error) {
 }
 
 func describeStoreError(se *roster.StoreError) (code int, message, hint string) {
+	if se.Backend == roster.BackendPostgres {
+		return describePostgresError(se)
+	}
 	switch se.Reason {
 	case roster.ReasonBusy:
 		return CodeStoreBusy, "Roster store busy: another process held the roster lock for the whole wait budget",
@@ -458,6 +525,27 @@ func describeStoreError(se *roster.StoreError) (code int, message, hint string) 
 	}
 	return CodeStoreUnavailable, "Roster store unavailable",
 		"Set " + roster.EnvStateDir + " to a writable directory on a local file system that supports SQLite locking, then retry."
+}
+
+// describePostgresError words a PostgreSQL roster failure; se.Path is
+// the URL with its credentials redacted.
+func describePostgresError(se *roster.StoreError) (code int, message, hint string) {
+	switch se.Reason {
+	case roster.ReasonBusy:
+		return CodeStoreBusy, "Roster store busy: conflicting transactions on the PostgreSQL roster kept this call from committing within the wait budget",
+			"Retry the call shortly; nothing was changed."
+	case roster.ReasonCorrupt:
+		return CodeStoreCorrupt, "Roster store corrupt: the PostgreSQL roster holds a row this fluxgit cannot have written",
+			"Delete the malformed row from shift_roster_workers in " + se.Path + " (its worker id is in details), then retry."
+	case roster.ReasonReadOnly:
+		return CodeStoreReadOnly, "Roster store read-only: the PostgreSQL roster refuses this user's writes",
+			"Grant the user of " + roster.EnvDatabaseURL + " INSERT, UPDATE and DELETE on shift_roster_workers (or use a primary, not a standby), then retry."
+	case roster.ReasonIncompatible:
+		return CodeStoreIncompatible, "Roster store written by a newer fluxgit",
+			"Upgrade fluxgit, or point " + roster.EnvDatabaseURL + " at another database."
+	}
+	return CodeStoreUnavailable, "Roster store unavailable: the PostgreSQL roster at " + se.Path + " cannot be used",
+		"Check that the server named by " + roster.EnvDatabaseURL + " is running and reachable and its credentials are right (or unset it for the local SQLite roster), then retry; read shift://status to see what was committed."
 }
 
 // ReadResource serves shift://status and shift://status?workspace=NAME as
@@ -495,7 +583,7 @@ func (p *Provider) ReadResource(ctx context.Context, uri string, _ sdk.Meta) (*s
 func (p *Provider) noRosterYet() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.store != nil || p.cfg.StateDir == "" {
+	if p.store != nil || p.cfg.StateDir == "" || p.cfg.DatabaseURL != "" {
 		return false
 	}
 	_, err := os.Stat(filepath.Join(p.cfg.StateDir, roster.DatabaseName))
