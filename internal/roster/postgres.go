@@ -38,6 +38,9 @@ var pgMigrations = []string{
 		updated_at    text  NOT NULL
 	);
 	CREATE INDEX shift_roster_workers_by_workspace ON shift_roster_workers (workspace, checked_in_at, worker_id);`,
+	// 2: file leases and the agent that checked the worker in.
+	`ALTER TABLE shift_roster_workers ADD COLUMN leases text NOT NULL DEFAULT '[]' CHECK (json_typeof(leases::json) = 'array');
+	ALTER TABLE shift_roster_workers ADD COLUMN agent text NOT NULL DEFAULT '{}' CHECK (json_typeof(agent::json) = 'object');`,
 }
 
 // PostgresSchemaVersion is the PostgreSQL schema version this build writes.
@@ -221,8 +224,9 @@ func (p *Postgres) tx(ctx context.Context, op string, write bool, fn func(pgx.Tx
 		var (
 			se *StoreError
 			uw *UnknownWorkerError
+			ce *ClaimError
 		)
-		if errors.As(err, &se) || errors.As(err, &uw) {
+		if errors.As(err, &se) || errors.As(err, &uw) || errors.As(err, &ce) {
 			return err
 		}
 		left := time.Until(deadline)
@@ -312,11 +316,13 @@ const pgBoundedRows = `SELECT w.worker_id,
 	  (SELECT coalesce(json_agg(left(e.value, $3) ORDER BY e.ord), '[]'::json)::text
 	     FROM (SELECT value, ord FROM json_array_elements_text(w.files::json) WITH ORDINALITY AS a(value, ord) ORDER BY ord LIMIT $4) AS e) END AS files,
 	octet_length(w.files) > $2 AS files_over,
-	left(w.checked_in_at, 24), left(w.updated_at, 24)
+	left(w.checked_in_at, 24), left(w.updated_at, 24),
+	CASE WHEN octet_length(w.leases) <= $5 THEN w.leases ELSE '[]' END,
+	CASE WHEN octet_length(w.agent) <= $6 THEN w.agent ELSE '{}' END
 	FROM shift_roster_workers AS w `
 
 func pgBoundedArgs(args ...any) []any {
-	return append([]any{gistBytes, filesJSONBytes, MaxFileLen, MaxFiles}, args...)
+	return append([]any{gistBytes, filesJSONBytes, MaxFileLen, MaxFiles, maxLeasesJSON, maxAgentJSON}, args...)
 }
 
 func pgRows(ctx context.Context, tx pgx.Tx, where string, args ...any) ([]Row, error) {
@@ -328,7 +334,7 @@ func pgRows(ctx context.Context, tx pgx.Tx, where string, args ...any) ([]Row, e
 	out := []Row{}
 	for rows.Next() {
 		var r boundedRecord
-		if err := rows.Scan(&r.WorkerID, &r.Gist, &r.Files, &r.FilesOver, &r.CheckedInAt, &r.Updated); err != nil {
+		if err := rows.Scan(&r.WorkerID, &r.Gist, &r.Files, &r.FilesOver, &r.CheckedInAt, &r.Updated, &r.Leases, &r.Agent); err != nil {
 			return nil, err
 		}
 		row, err := r.row()
@@ -341,7 +347,7 @@ func pgRows(ctx context.Context, tx pgx.Tx, where string, args ...any) ([]Row, e
 }
 
 func pgSession(ctx context.Context, tx pgx.Tx, workspace, id string) (Row, bool, error) {
-	rows, err := pgRows(ctx, tx, "WHERE w.worker_id = $5 AND w.workspace = $6", id, []byte(workspace))
+	rows, err := pgRows(ctx, tx, "WHERE w.worker_id = $7 AND w.workspace = $8", id, []byte(workspace))
 	if err != nil || len(rows) == 0 {
 		return Row{}, false, err
 	}
@@ -354,7 +360,7 @@ func pgList(ctx context.Context, tx pgx.Tx, workspace string) ([]Row, Totals, er
 		[]byte(workspace)).Scan(&totals.Workers, &totals.Files); err != nil {
 		return nil, Totals{}, err
 	}
-	rows, err := pgRows(ctx, tx, "WHERE w.workspace = $5 ORDER BY w.checked_in_at, w.worker_id LIMIT $6", []byte(workspace), MaxListedWorkers)
+	rows, err := pgRows(ctx, tx, "WHERE w.workspace = $7 ORDER BY w.checked_in_at, w.worker_id LIMIT $8", []byte(workspace), MaxListedWorkers)
 	return rows, totals, err
 }
 
@@ -462,7 +468,12 @@ func (p *Postgres) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult
 	err = p.tx(ctx, "check-in", true, func(tx pgx.Tx) error {
 		res = CheckInResult{}
 		id := in.WorkerID
-		now := p.now().UTC().Format(timeLayout)
+		t := p.now()
+		now := t.UTC().Format(timeLayout)
+		agentJSON, err := encodeAgent(in.Agent)
+		if err != nil {
+			return err
+		}
 		if id != "" {
 			old, found, err := pgSession(ctx, tx, in.Workspace, id)
 			if err != nil {
@@ -473,30 +484,60 @@ func (p *Postgres) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult
 				if err != nil {
 					return err
 				}
+				markTimes(workers, t)
 				return &UnknownWorkerError{WorkerID: id, Workspace: in.Workspace, Workers: workers, Totals: totals}
 			}
-			changed := old.Clipped || old.Gist != in.Gist || (in.HasFiles && !slices.Equal(old.Files, in.Files))
-			res.Change = Unchanged
+			files := old.Files
+			if in.HasFiles {
+				files = in.Files
+			}
+			leases, claimsChanged, err := planLeases(old.stored, files, in, t)
+			if err != nil {
+				return err
+			}
+			changed := old.Clipped || old.Gist != in.Gist || (in.HasFiles && !slices.Equal(old.Files, in.Files)) || claimsChanged
+			leasesJSON, err := encodeLeases(leases)
+			if err != nil {
+				return err
+			}
 			if changed {
-				files := filesJSON
-				if !in.HasFiles {
-					if files, err = json.Marshal(old.Files); err != nil {
-						return err
-					}
-				}
-				if _, err := tx.Exec(ctx, `UPDATE shift_roster_workers SET gist = $1, files = $2, updated_at = $3 WHERE worker_id = $4 AND workspace = $5`,
-					[]byte(in.Gist), string(files), now, id, ws); err != nil {
+				fj, err := json.Marshal(files)
+				if err != nil {
 					return err
 				}
+				if _, err := tx.Exec(ctx, `UPDATE shift_roster_workers SET gist = $1, files = $2, updated_at = $3, leases = $4 WHERE worker_id = $5 AND workspace = $6`,
+					[]byte(in.Gist), string(fj), now, leasesJSON, id, ws); err != nil {
+					return err
+				}
+			} else if len(leases) > 0 {
+				// Leases are renewed by every check-in, a change or not.
+				if _, err := tx.Exec(ctx, `UPDATE shift_roster_workers SET leases = $1 WHERE worker_id = $2 AND workspace = $3`, leasesJSON, id, ws); err != nil {
+					return err
+				}
+			}
+			if in.Agent != (Agent{}) && (old.Agent == nil || *old.Agent != in.Agent) {
+				if _, err := tx.Exec(ctx, `UPDATE shift_roster_workers SET agent = $1 WHERE worker_id = $2 AND workspace = $3`, agentJSON, id, ws); err != nil {
+					return err
+				}
+			}
+			res.Change = Unchanged
+			if changed {
 				res.Change = Updated
 			}
 		} else {
-			var err error
+			leases, _, err := planLeases(nil, in.Files, in, t)
+			if err != nil {
+				return err
+			}
+			leasesJSON, err := encodeLeases(leases)
+			if err != nil {
+				return err
+			}
 			if id, err = pgAllocateID(ctx, tx); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO shift_roster_workers (worker_id, workspace, gist, files, checked_in_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)`,
-				id, ws, []byte(in.Gist), string(filesJSON), now); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO shift_roster_workers (worker_id, workspace, gist, files, checked_in_at, updated_at, leases, agent) VALUES ($1, $2, $3, $4, $5, $5, $6, $7)`,
+				id, ws, []byte(in.Gist), string(filesJSON), now, leasesJSON, agentJSON); err != nil {
 				return err
 			}
 			res.Change = Created
@@ -513,8 +554,10 @@ func (p *Postgres) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult
 		if !found {
 			return fmt.Errorf("worker %s vanished inside its own transaction", id)
 		}
+		markRow(&session, t)
 		res.Session = session
 		res.Workers, res.Totals, err = pgList(ctx, tx, in.Workspace)
+		markTimes(res.Workers, t)
 		return err
 	})
 	if err != nil {
@@ -555,6 +598,7 @@ func (p *Postgres) CheckOut(ctx context.Context, workspace, workerID string) (*C
 			}
 		}
 		workers, totals, err := pgList(ctx, tx, workspace)
+		markTimes(workers, p.now())
 		res = CheckOutResult{Removed: removed, Workers: workers, Totals: totals}
 		return err
 	})
@@ -573,6 +617,7 @@ func (p *Postgres) Snapshot(ctx context.Context, workspace string) ([]Row, Total
 	err := p.tx(ctx, "read", false, func(tx pgx.Tx) error {
 		var err error
 		rows, totals, err = pgList(ctx, tx, workspace)
+		markTimes(rows, p.now())
 		return err
 	})
 	return rows, totals, err
@@ -688,16 +733,17 @@ func ActiveForWorkTreePostgres(ctx context.Context, rawURL, root string) ([]Work
 			return err
 		}
 		for _, ws := range names {
-			recs, err := tx.Query(ctx, pgBoundedRows+"WHERE w.workspace = $5 ORDER BY w.checked_in_at, w.worker_id LIMIT $6", pgBoundedArgs([]byte(ws), MaxListedWorkers)...)
+			recs, err := tx.Query(ctx, pgBoundedRows+"WHERE w.workspace = $7 ORDER BY w.checked_in_at, w.worker_id LIMIT $8", pgBoundedArgs([]byte(ws), MaxListedWorkers)...)
 			if err != nil {
 				return err
 			}
 			for recs.Next() {
 				var r boundedRecord
-				if recs.Scan(&r.WorkerID, &r.Gist, &r.Files, &r.FilesOver, &r.CheckedInAt, &r.Updated) != nil {
+				if recs.Scan(&r.WorkerID, &r.Gist, &r.Files, &r.FilesOver, &r.CheckedInAt, &r.Updated, &r.Leases, &r.Agent) != nil {
 					continue
 				}
 				if row, err := r.row(); err == nil {
+					markRow(&row, time.Now())
 					out = append(out, WorkspaceRow{Workspace: ws, Row: row})
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	_ "github.com/glebarez/go-sqlite" // registers the "sqlite" database/sql driver
 
@@ -76,21 +77,32 @@ func ActiveForWorkTree(ctx context.Context, stateDir, root string) ([]WorkspaceR
 		return nil, err
 	}
 	var out []WorkspaceRow
+	// A version 1 roster has no leases or agent yet; reading it must not
+	// migrate it.
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return nil, fmt.Errorf("read roster version: %w", err)
+	}
+	query := boundedRows
+	if version < 2 {
+		query = strings.Replace(boundedRows, boundedExtras, boundedExtrasV1, 1)
+	}
 	for _, ws := range names {
-		q := boundedRows + "WHERE w.workspace = ? ORDER BY w.checked_in_at, w.worker_id LIMIT ?"
+		q := query + "WHERE w.workspace = ? ORDER BY w.checked_in_at, w.worker_id LIMIT ?"
 		rows, err := tx.QueryContext(ctx, q, boundedArgs(ws, MaxListedWorkers)...)
 		if err != nil {
 			return out, fmt.Errorf("read roster workspace %q: %w", ws, err)
 		}
 		for rows.Next() {
 			var r boundedRecord
-			if err := rows.Scan(&r.WorkerID, &r.Gist, &r.Files, &r.FilesOver, &r.CheckedInAt, &r.Updated); err != nil {
+			if err := rows.Scan(&r.WorkerID, &r.Gist, &r.Files, &r.FilesOver, &r.CheckedInAt, &r.Updated, &r.Leases, &r.Agent); err != nil {
 				continue
 			}
 			row, err := r.row()
 			if err != nil {
 				continue // a row this build cannot have written tells nothing reliable
 			}
+			markRow(&row, time.Now())
 			out = append(out, WorkspaceRow{Workspace: ws, Row: row})
 		}
 		err = rows.Err()

@@ -42,6 +42,16 @@ type Row struct {
 	// version or another program): its gist and file entries are cut to
 	// MaxGistLen and MaxFileLen and its files to the first MaxFiles.
 	Clipped bool `json:"clipped,omitempty"`
+	// Leases are the worker's claims on some of its files.
+	Leases []Lease `json:"leases,omitempty"`
+	// Agent is who checked the worker in, when known. It is kept out of
+	// replies (it would cost every row tokens and differ per machine); the
+	// guard, liveness and presence read it.
+	Agent *Agent `json:"-"`
+	// Stale: no live lease and its fluxgit process is gone.
+	Stale bool `json:"stale,omitempty"`
+	// stored are the leases as stored (with their lengths), for renewal.
+	stored []storedLease
 }
 
 // Totals count a workspace's whole roster. A reply may list fewer rows
@@ -59,6 +69,8 @@ type workerRecord struct {
 	Files       string `gorm:"column:files"` // JSON array of strings
 	CheckedInAt string `gorm:"column:checked_in_at"`
 	Updated     string `gorm:"column:updated_at;autoUpdateTime:false"`
+	Leases      string `gorm:"column:leases"` // JSON array of storedLease
+	Agent       string `gorm:"column:agent"`  // JSON Agent
 }
 
 func (workerRecord) TableName() string { return "workers" }
@@ -83,6 +95,9 @@ var migrations = []string{
 		updated_at    TEXT NOT NULL
 	) STRICT;
 	CREATE INDEX workers_by_workspace ON workers (workspace, checked_in_at, worker_id);`,
+	// 2: file leases and the agent that checked the worker in.
+	`ALTER TABLE workers ADD COLUMN leases TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(leases) AND json_type(leases) = 'array');
+	ALTER TABLE workers ADD COLUMN agent TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(agent) AND json_type(agent) = 'object');`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -399,8 +414,9 @@ func (s *SQLite) retry(ctx context.Context, op string, deadline time.Time, fn fu
 		var (
 			se *StoreError
 			uw *UnknownWorkerError
+			ce *ClaimError
 		)
-		if errors.As(err, &se) || errors.As(err, &uw) {
+		if errors.As(err, &se) || errors.As(err, &uw) || errors.As(err, &ce) {
 			return err
 		}
 		if !isBusy(err) {
@@ -547,6 +563,15 @@ type CheckInInput struct {
 	// stored files are kept (a new session starts with none).
 	Files    []string
 	HasFiles bool
+	// Claims, when HasClaims, replace the leases: file -> Shared or
+	// Exclusive, every file one of the session's files. Otherwise the
+	// stored leases are kept (those still among the files) and renewed.
+	Claims    map[string]string
+	HasClaims bool
+	// LeaseFor is the length of new leases; zero means DefaultLease.
+	LeaseFor time.Duration
+	// Agent is who makes this check-in; it is recorded on the row.
+	Agent Agent
 }
 
 // Change says what a check-in did.
@@ -589,7 +614,12 @@ func (s *SQLite) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, 
 		// side effects outside the transaction.
 		res = CheckInResult{}
 		id := in.WorkerID
-		now := s.now().UTC().Format(timeLayout)
+		t := s.now()
+		now := t.UTC().Format(timeLayout)
+		agentJSON, err := encodeAgent(in.Agent)
+		if err != nil {
+			return err
+		}
 		if id != "" {
 			old, found, err := sessionTx(tx, in.Workspace, id)
 			if err != nil {
@@ -600,34 +630,64 @@ func (s *SQLite) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, 
 				if err != nil {
 					return err
 				}
+				markTimes(workers, t)
 				return &UnknownWorkerError{WorkerID: id, Workspace: in.Workspace, Workers: workers, Totals: totals}
 			}
+			files := old.Files
+			if in.HasFiles {
+				files = in.Files
+			}
+			leases, claimsChanged, err := planLeases(old.stored, files, in, t)
+			if err != nil {
+				return err
+			}
 			// A clipped row is only known shortened: rewrite it whole.
-			changed := old.Clipped || old.Gist != in.Gist || (in.HasFiles && !slices.Equal(old.Files, in.Files))
-			res.Change = Unchanged
+			changed := old.Clipped || old.Gist != in.Gist || (in.HasFiles && !slices.Equal(old.Files, in.Files)) || claimsChanged
+			upd := map[string]any{}
 			if changed {
-				upd := map[string]any{"gist": in.Gist, "updated_at": now}
+				upd["gist"], upd["updated_at"] = in.Gist, now
 				if in.HasFiles || old.Clipped {
-					files := filesJSON
+					fj := filesJSON
 					if !in.HasFiles {
 						// Keep what the old row declared, within today's bounds.
-						if files, err = json.Marshal(old.Files); err != nil {
+						if fj, err = json.Marshal(old.Files); err != nil {
 							return err
 						}
 					}
-					upd["files"] = string(files)
+					upd["files"] = string(fj)
 				}
+			}
+			// Leases are renewed by every check-in, a change or not.
+			if changed || len(leases) > 0 || len(old.stored) > 0 {
+				if upd["leases"], err = encodeLeases(leases); err != nil {
+					return err
+				}
+			}
+			if in.Agent != (Agent{}) && (old.Agent == nil || *old.Agent != in.Agent) {
+				upd["agent"] = agentJSON
+			}
+			if len(upd) > 0 {
 				if err := tx.Model(&workerRecord{}).Where("worker_id = ? AND workspace = ?", id, in.Workspace).Updates(upd).Error; err != nil {
 					return err
 				}
+			}
+			res.Change = Unchanged
+			if changed {
 				res.Change = Updated
 			}
 		} else {
-			var err error
+			leases, _, err := planLeases(nil, in.Files, in, t)
+			if err != nil {
+				return err
+			}
+			leasesJSON, err := encodeLeases(leases)
+			if err != nil {
+				return err
+			}
 			if id, err = allocateID(tx); err != nil {
 				return err
 			}
-			rec := workerRecord{WorkerID: id, Workspace: in.Workspace, Gist: in.Gist, Files: string(filesJSON), CheckedInAt: now, Updated: now}
+			rec := workerRecord{WorkerID: id, Workspace: in.Workspace, Gist: in.Gist, Files: string(filesJSON), CheckedInAt: now, Updated: now, Leases: leasesJSON, Agent: agentJSON}
 			if err := tx.Create(&rec).Error; err != nil {
 				return err
 			}
@@ -640,8 +700,10 @@ func (s *SQLite) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, 
 		if !found {
 			return fmt.Errorf("worker %s vanished inside its own transaction", id)
 		}
+		markRow(&session, t)
 		res.Session = session
 		res.Workers, res.Totals, err = listTx(tx, in.Workspace)
+		markTimes(res.Workers, t)
 		return err
 	})
 	if err != nil {
@@ -684,6 +746,7 @@ func (s *SQLite) CheckOut(ctx context.Context, workspace, workerID string) (*Che
 			return del.Error
 		}
 		workers, totals, err := listTx(tx, workspace)
+		markTimes(workers, s.now())
 		res = CheckOutResult{Removed: del.RowsAffected > 0, Workers: workers, Totals: totals}
 		return err
 	})
@@ -710,6 +773,7 @@ func (s *SQLite) Snapshot(ctx context.Context, workspace string) ([]Row, Totals,
 	err := s.read(ctx, "read", func(tx *gorm.DB) error {
 		var err error
 		rows, totals, err = listTx(tx, workspace)
+		markTimes(rows, s.now())
 		return err
 	})
 	return rows, totals, err
@@ -741,8 +805,19 @@ const boundedRows = `SELECT w.worker_id AS worker_id,
 	     FROM (SELECT value FROM json_each(w.files) ORDER BY key LIMIT ?) AS f) END AS files,
 	length(CAST(w.files AS BLOB)) > ? AS files_over,
 	substr(w.checked_in_at, 1, 24) AS checked_in_at,
-	substr(w.updated_at, 1, 24) AS updated_at
+	substr(w.updated_at, 1, 24) AS updated_at,
+	` + boundedExtras + `
 	FROM workers AS w `
+
+// boundedExtras reads the leases and agent columns (schema version 2),
+// each replaced by an empty value when longer than any row within today's
+// bounds can hold. boundedExtrasV1 stands in for them on a version 1
+// roster that a read-only reader cannot migrate.
+const (
+	boundedExtras = `CASE WHEN length(CAST(w.leases AS BLOB)) <= ? THEN w.leases ELSE '[]' END AS leases,
+	CASE WHEN length(CAST(w.agent AS BLOB)) <= ? THEN w.agent ELSE '{}' END AS agent`
+	boundedExtrasV1 = `CASE WHEN ? THEN '[]' END AS leases, CASE WHEN ? THEN '{}' END AS agent`
+)
 
 // gistBytes holds MaxGistLen characters of any UTF-8 text plus one more
 // character, so a longer gist is recognised as longer.
@@ -754,7 +829,7 @@ const gistBytes = 4*MaxGistLen + 4
 const filesJSONBytes = MaxFiles*(6*MaxFileLen+3) + 2
 
 func boundedArgs(args ...any) []any {
-	return append([]any{gistBytes, filesJSONBytes, MaxFileLen, MaxFiles, filesJSONBytes}, args...)
+	return append([]any{gistBytes, filesJSONBytes, MaxFileLen, MaxFiles, filesJSONBytes, maxLeasesJSON, maxAgentJSON}, args...)
 }
 
 // boundedRecord is one row of boundedRows.
@@ -765,6 +840,8 @@ type boundedRecord struct {
 	FilesOver   bool   `gorm:"column:files_over"`
 	CheckedInAt string `gorm:"column:checked_in_at"`
 	Updated     string `gorm:"column:updated_at"`
+	Leases      string `gorm:"column:leases"`
+	Agent       string `gorm:"column:agent"`
 }
 
 // sessionTx reads one session, bounded like every listed row.
@@ -822,6 +899,7 @@ func (r boundedRecord) row() (Row, error) {
 			row.Files[i], row.Clipped = c, true
 		}
 	}
+	row.stored = decodeExtras(&row, r.Leases, r.Agent)
 	return row, nil
 }
 

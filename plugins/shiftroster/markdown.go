@@ -3,6 +3,7 @@ package shiftroster
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fluxgit/fluxgit/internal/roster"
@@ -64,15 +65,84 @@ func EscapeCell(s string) string {
 // noFiles stands for an empty file list.
 const noFiles = "—"
 
-func filesCell(files []string) string {
+func filesCell(files []string, leases []roster.Lease) string {
 	if len(files) == 0 {
 		return noFiles
 	}
 	cells := make([]string, len(files))
 	for i, f := range files {
 		cells[i] = EscapeCell(f)
+		for _, l := range leases {
+			if l.File == f {
+				cells[i] += " " + leaseMark(l)
+			}
+		}
 	}
 	return strings.Join(cells, ", ")
+}
+
+// leaseMark follows a claimed file: its mode and until when, or that it
+// expired (expired leases stay on the row until renewed or released).
+func leaseMark(l roster.Lease) string {
+	if l.Expired {
+		return "(" + l.Mode + " lease expired " + l.ExpiresAt + ")"
+	}
+	return "(" + l.Mode + " until " + l.ExpiresAt + ")"
+}
+
+// staleMark follows the worker id of a stale row.
+const staleMark = " (stale)"
+
+// maxOverlaps bounds the overlaps one line names.
+const maxOverlaps = 20
+
+// OverlapLine names, in one line the model reads, the files one worker
+// claims (a live lease) that another worker declared too. With self set
+// (a check-in) only overlaps involving self are named. "" when none.
+func OverlapLine(rows []roster.Row, self string) string {
+	var parts []string
+	n := 0
+	for _, holder := range rows {
+		for _, l := range holder.Leases {
+			if l.Expired {
+				continue
+			}
+			var others []string
+			for _, o := range rows {
+				if o.WorkerID == holder.WorkerID || !slices.Contains(o.Files, l.File) {
+					continue
+				}
+				if self != "" && o.WorkerID != self && holder.WorkerID != self {
+					continue
+				}
+				others = append(others, o.WorkerID)
+			}
+			if len(others) == 0 {
+				continue
+			}
+			if n++; n > maxOverlaps {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s is held %s by %s (%s) until %s, also declared by %s",
+				EscapeCell(l.File), l.Mode, holder.WorkerID, EscapeCell(clip(holder.Gist, 80)), l.ExpiresAt, strings.Join(others, ", ")))
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	line := "Overlaps: " + strings.Join(parts, "; ")
+	if n > maxOverlaps {
+		line += fmt.Sprintf("; and %d more", n-maxOverlaps)
+	}
+	return line + "."
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }
 
 // tableHeader is the header and delimiter row of the roster table.
@@ -96,11 +166,14 @@ func tableRow(r roster.Row, self string) string {
 	if self != "" && r.WorkerID == self {
 		id += youMark
 	}
+	if r.Stale {
+		id += staleMark
+	}
 	gist := EscapeCell(r.Gist)
 	if r.Clipped {
 		gist += " " + clippedMark
 	}
-	return fmt.Sprintf("| %s | %s | %s | %s | %s |\n", id, EscapeCell(r.CheckedInAt), EscapeCell(r.UpdatedAt), gist, filesCell(r.Files))
+	return fmt.Sprintf("| %s | %s | %s | %s | %s |\n", id, EscapeCell(r.CheckedInAt), EscapeCell(r.UpdatedAt), gist, filesCell(r.Files, r.Leases))
 }
 
 // youMark follows the caller's own worker id in the table.
@@ -191,6 +264,9 @@ func StatusMarkdown(workspace string, l Listing) string {
 	} else {
 		b.WriteString(RosterTable(l.Rows, ""))
 		b.WriteString(l.omissionLine())
+		if o := OverlapLine(l.Rows, ""); o != "" {
+			b.WriteString("\n" + o + "\n")
+		}
 	}
 	return b.String()
 }
@@ -214,9 +290,12 @@ func CheckInMarkdown(d *CheckInData) string {
 	fmt.Fprintf(&b, "- Workspace: %s\n", EscapeCell(d.Workspace))
 	fmt.Fprintf(&b, "- Status URI: %s\n", d.StatusURI)
 	fmt.Fprintf(&b, "- Working on: %s\n", EscapeCell(d.Gist))
-	fmt.Fprintf(&b, "- Files: %s\n", filesCell(d.Files))
+	fmt.Fprintf(&b, "- Files: %s\n", filesCell(d.Files, d.Leases))
 	fmt.Fprintf(&b, "- Checked in: %s\n", d.CheckedInAt)
 	fmt.Fprintf(&b, "- Updated: %s\n", d.UpdatedAt)
+	if d.Overlaps != "" {
+		fmt.Fprintf(&b, "- %s\n", d.Overlaps)
+	}
 	b.WriteString("\n")
 	if l := listing(d.ActiveWorkers, d.OmittedWorkers, d.OmittedFiles); !l.solo(d.WorkerID) {
 		b.WriteString(rosterSection(l, d.WorkerID))

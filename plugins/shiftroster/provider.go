@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/fluxgit/fluxgit/internal/roster"
@@ -85,6 +86,10 @@ type Config struct {
 	Store roster.Options
 	// Logger defaults to the SDK's stderr logger.
 	Logger *slog.Logger
+	// AgentPID is the fluxgit server process recorded as a worker's
+	// agent; zero means the parent process (built-in providers run as
+	// children of the host, whose presence record names its pid).
+	AgentPID int
 }
 
 // Provider serves shift_check_in, shift_check_out and the status
@@ -240,18 +245,22 @@ func (p *Provider) WatchResources(ctx context.Context, ch chan<- sdk.ResourceCha
 // active workers (bounded, with what was left out) and the coordination
 // notice.
 type CheckInData struct {
-	WorkerID       string        `json:"workerId"`
-	Gist           string        `json:"gist"`
-	Files          []string      `json:"files"`
-	CheckedInAt    string        `json:"checkedInAt"`
-	UpdatedAt      string        `json:"updatedAt"`
-	Change         roster.Change `json:"change"`
-	Workspace      string        `json:"workspace"`
-	StatusURI      string        `json:"statusUri"`
-	ActiveWorkers  []roster.Row  `json:"activeWorkers"`
-	OmittedWorkers int           `json:"omittedWorkers"`
-	OmittedFiles   int           `json:"omittedFiles"`
-	Notice         string        `json:"notice"`
+	WorkerID    string         `json:"workerId"`
+	Gist        string         `json:"gist"`
+	Files       []string       `json:"files"`
+	Leases      []roster.Lease `json:"leases,omitempty"`
+	CheckedInAt string         `json:"checkedInAt"`
+	UpdatedAt   string         `json:"updatedAt"`
+	Change      roster.Change  `json:"change"`
+	// Overlaps is the one line naming the files you and other workers
+	// both touch where one of you holds a live lease; omitted when none.
+	Overlaps       string       `json:"overlaps,omitempty"`
+	Workspace      string       `json:"workspace"`
+	StatusURI      string       `json:"statusUri"`
+	ActiveWorkers  []roster.Row `json:"activeWorkers"`
+	OmittedWorkers int          `json:"omittedWorkers"`
+	OmittedFiles   int          `json:"omittedFiles"`
+	Notice         string       `json:"notice"`
 }
 
 // CheckOutData is the structuredContent of a successful shift_check_out.
@@ -294,10 +303,12 @@ type StoreErrorData struct {
 }
 
 type checkInArgs struct {
-	Gist      string    `json:"gist"`
-	Files     *[]string `json:"files"`
-	Workspace string    `json:"workspace"`
-	WorkerID  string    `json:"workerId"`
+	Gist      string             `json:"gist"`
+	Files     *[]string          `json:"files"`
+	Claims    *map[string]string `json:"claims"`
+	LeaseMin  int                `json:"leaseMinutes"`
+	Workspace string             `json:"workspace"`
+	WorkerID  string             `json:"workerId"`
 }
 
 type checkOutArgs struct {
@@ -384,6 +395,24 @@ func (p *Provider) checkIn(ctx context.Context, call *sdk.Call) (*sdk.Result, er
 		}
 		in.Files, in.HasFiles = *a.Files, true
 	}
+	if a.Claims != nil {
+		if len(*a.Claims) > roster.MaxFiles {
+			return nil, invalid(fmt.Sprintf("arguments.claims must have at most %d entries", roster.MaxFiles))
+		}
+		for f, m := range *a.Claims {
+			if m != roster.Shared && m != roster.Exclusive {
+				return nil, invalid(fmt.Sprintf("arguments.claims[%q] must be \"shared\" or \"exclusive\"", f))
+			}
+		}
+		in.Claims, in.HasClaims = *a.Claims, true
+	}
+	if a.LeaseMin != 0 {
+		if a.LeaseMin < 1 || time.Duration(a.LeaseMin)*time.Minute > roster.MaxLease {
+			return nil, invalid(fmt.Sprintf("arguments.leaseMinutes must be between 1 and %d", int(roster.MaxLease/time.Minute)))
+		}
+		in.LeaseFor = time.Duration(a.LeaseMin) * time.Minute
+	}
+	in.Agent = p.agent(call.Meta)
 	if a.WorkerID != "" {
 		id, ok := roster.NormalizeWorkerID(a.WorkerID)
 		if !ok {
@@ -401,9 +430,15 @@ func (p *Provider) checkIn(ctx context.Context, call *sdk.Call) (*sdk.Result, er
 		return p.storeFailure(err, ws)
 	}
 	res, err := store.CheckIn(ctx, in)
-	var uw *roster.UnknownWorkerError
+	var (
+		uw *roster.UnknownWorkerError
+		ce *roster.ClaimError
+	)
 	if errors.As(err, &uw) {
 		return unknownWorker(uw), nil
+	}
+	if errors.As(err, &ce) {
+		return nil, invalid("arguments.claims: " + ce.Error())
 	}
 	if err != nil {
 		return p.storeFailure(err, ws)
@@ -413,11 +448,12 @@ func (p *Provider) checkIn(ctx context.Context, call *sdk.Call) (*sdk.Result, er
 	}
 	l := ListRows(res.Workers, res.Totals)
 	d := &CheckInData{
-		WorkerID: res.Session.WorkerID, Gist: res.Session.Gist, Files: res.Session.Files,
+		WorkerID: res.Session.WorkerID, Gist: res.Session.Gist, Files: res.Session.Files, Leases: res.Session.Leases,
 		CheckedInAt: res.Session.CheckedInAt, UpdatedAt: res.Session.UpdatedAt, Change: res.Change,
 		Workspace: ws, StatusURI: QualifiedStatusURI(ws), ActiveWorkers: l.Rows,
 		OmittedWorkers: l.OmittedWorkers, OmittedFiles: l.OmittedFiles,
-		Notice: Notice(l.solo(res.Session.WorkerID)),
+		Notice:   Notice(l.solo(res.Session.WorkerID)),
+		Overlaps: OverlapLine(res.Workers, res.Session.WorkerID),
 	}
 	return ok(d, CheckInMarkdown(d))
 }
@@ -453,6 +489,21 @@ func (p *Provider) checkOut(ctx context.Context, call *sdk.Call) (*sdk.Result, e
 	d := &CheckOutData{Removed: res.Removed, WorkerID: id, Summary: a.Summary, Workspace: ws,
 		StatusURI: QualifiedStatusURI(ws), ActiveWorkers: l.Rows, OmittedWorkers: l.OmittedWorkers, OmittedFiles: l.OmittedFiles}
 	return ok(d, CheckOutMarkdown(d))
+}
+
+// agent is who makes a call: the MCP client, this host and the fluxgit
+// server process.
+func (p *Provider) agent(m sdk.Meta) roster.Agent {
+	host, _ := os.Hostname()
+	pid := p.cfg.AgentPID
+	if pid == 0 {
+		pid = os.Getppid()
+	}
+	client := m.ClientName
+	if m.ClientVersion != "" && client != "" {
+		client += " " + m.ClientVersion
+	}
+	return roster.Agent{Client: client, Host: host, PID: pid}
 }
 
 func ok(data any, text string) (*sdk.Result, error) {

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -404,4 +405,52 @@ func TestReadDoesNotCreateStore(t *testing.T) {
 	if res, err := p.ReadResource(context.Background(), StatusURI, sdk.Meta{}); err != nil || !strings.Contains(res.Text, "## Active Workers (1)") {
 		t.Fatalf("read after check-in: %v %+v", err, res)
 	}
+}
+
+// Claims: a check-in claims some of its files; the other worker's reply
+// and shift://status name the overlap in one line; a lease past its time
+// shows as expired and the overlap line drops it; a claim of an
+// undeclared file is an argument error saying how to fix it.
+func TestLeasesAndOverlaps(t *testing.T) {
+	eachBackend(t, func(t *testing.T, base Config) {
+		var mu sync.Mutex
+		now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+		base.Store.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		p := providerOn(t, base, defaultWS)
+		a := checkIn(t, p, map[string]any{"gist": "Cart totals", "files": []string{"src/cart.ts", "src/util.ts"}, "claims": map[string]string{"src/cart.ts": "exclusive"}, "leaseMinutes": 30})
+		if len(a.Leases) != 1 || a.Leases[0].Mode != "exclusive" || a.Leases[0].ExpiresAt != "2026-03-01T09:30:00.000Z" || a.Overlaps != "" {
+			t.Fatalf("A's leases %+v overlaps %q", a.Leases, a.Overlaps)
+		}
+		raw, _ := json.Marshal(map[string]any{"gist": "Refactor", "files": []string{"src/cart.ts"}})
+		res, err := p.CallTool(context.Background(), &sdk.Call{Tool: ToolCheckIn, Arguments: raw})
+		if err != nil || res.Error != nil {
+			t.Fatalf("B: %v %+v", err, res)
+		}
+		checkPayload(t, ToolCheckIn, res)
+		var b CheckInData
+		if err := json.Unmarshal(res.Data, &b); err != nil {
+			t.Fatal(err)
+		}
+		want := "Overlaps: src/cart.ts is held exclusive by " + a.WorkerID + " (Cart totals) until 2026-03-01T09:30:00.000Z, also declared by " + b.WorkerID + "."
+		if b.Overlaps != want || strings.Count(res.Text, want) != 1 {
+			t.Fatalf("B's overlaps %q, want %q; text:\n%s", b.Overlaps, want, res.Text)
+		}
+		status, err := p.ReadResource(context.Background(), StatusURI, sdk.Meta{})
+		if err != nil || !strings.Contains(status.Text, want) || !strings.Contains(status.Text, "src/cart.ts (exclusive until 2026-03-01T09:30:00.000Z)") {
+			t.Fatalf("status lacks the overlap or the lease: %v\n%s", err, status.Text)
+		}
+		mu.Lock()
+		now = now.Add(31 * time.Minute)
+		mu.Unlock()
+		status, err = p.ReadResource(context.Background(), StatusURI, sdk.Meta{})
+		if err != nil || strings.Contains(status.Text, "Overlaps:") || !strings.Contains(status.Text, "src/cart.ts (exclusive lease expired 2026-03-01T09:30:00.000Z)") {
+			t.Fatalf("expired lease: %v\n%s", err, status.Text)
+		}
+		raw, _ = json.Marshal(map[string]any{"gist": "x", "files": []string{"a"}, "claims": map[string]string{"b": "exclusive"}})
+		_, err = p.CallTool(context.Background(), &sdk.Call{Tool: ToolCheckIn, Arguments: raw})
+		var ae *sdk.ArgumentError
+		if !errors.As(err, &ae) || !strings.Contains(ae.Details, "add it to files") {
+			t.Fatalf("claim of an undeclared file: %v", err)
+		}
+	})
 }
