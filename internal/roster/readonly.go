@@ -21,6 +21,21 @@ import (
 // SHIFT_STATE_DIR (made absolute) or DefaultStateDir.
 func StateDir() (string, error) { return StateDirFromEnv(os.Getenv) }
 
+// ActiveForWorkTreeFromEnv is ActiveForWorkTree on the roster this
+// process is configured for: the PostgreSQL roster when
+// SHIFT_DATABASE_URL is set, else roster.sqlite in the state directory.
+// It reads only.
+func ActiveForWorkTreeFromEnv(ctx context.Context, root string) ([]WorkspaceRow, error) {
+	if u := DatabaseURL(); u != "" {
+		return ActiveForWorkTreePostgres(ctx, u, root)
+	}
+	dir, err := StateDir()
+	if err != nil {
+		return nil, err
+	}
+	return ActiveForWorkTree(ctx, dir, root)
+}
+
 // WorkspaceRow is one active check-in and the workspace it belongs to.
 type WorkspaceRow struct {
 	Workspace string

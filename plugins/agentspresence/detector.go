@@ -76,20 +76,8 @@ func (d *Detector) Detect(ctx context.Context, top string, worktrees []string) a
 // RosterFromStore lists the active shift roster check-ins of the
 // workspaces naming root, reading the roster's store read-only.
 func RosterFromStore(ctx context.Context, root string) ([]agentdetect.RosterEntry, error) {
-	var (
-		rows []roster.WorkspaceRow
-		err  error
-	)
-	if u := roster.DatabaseURL(); u != "" {
-		// The shared PostgreSQL roster (CONTRACT §7): its workers count too.
-		rows, err = roster.ActiveForWorkTreePostgres(ctx, u, root)
-	} else {
-		dir, derr := roster.StateDir()
-		if derr != nil {
-			return nil, derr
-		}
-		rows, err = roster.ActiveForWorkTree(ctx, dir, root)
-	}
+	// The shared PostgreSQL roster counts too when configured (CONTRACT §7).
+	rows, err := roster.ActiveForWorkTreeFromEnv(ctx, root)
 	out := make([]agentdetect.RosterEntry, 0, len(rows))
 	for _, r := range rows {
 		e := agentdetect.RosterEntry{WorkerID: r.WorkerID, Gist: r.Gist, Files: r.Files}
