@@ -80,6 +80,11 @@ func RosterFromStore(ctx context.Context, root string) ([]agentdetect.RosterEntr
 	rows, err := roster.ActiveForWorkTreeFromEnv(ctx, root)
 	out := make([]agentdetect.RosterEntry, 0, len(rows))
 	for _, r := range rows {
+		// A stale worker (no live lease, its fluxgit process gone) is a
+		// session nobody works in: it is no other agent at work.
+		if r.Stale {
+			continue
+		}
 		e := agentdetect.RosterEntry{WorkerID: r.WorkerID, Gist: r.Gist, Files: r.Files}
 		e.CheckedInAt, _ = time.Parse(time.RFC3339Nano, r.CheckedInAt)
 		e.UpdatedAt, _ = time.Parse(time.RFC3339Nano, r.UpdatedAt)
