@@ -608,6 +608,18 @@ func (p *Postgres) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult
 				return err
 			}
 		}
+		// The session is usually among the listed rows: one query less
+		// per check-in.
+		res.Workers, res.Totals, err = pgList(ctx, tx, in.Workspace)
+		if err != nil {
+			return err
+		}
+		markTimes(res.Workers, t)
+		i := slices.IndexFunc(res.Workers, func(r Row) bool { return r.WorkerID == id })
+		if i >= 0 {
+			res.Session = res.Workers[i]
+			return nil
+		}
 		session, found, err := pgSession(ctx, tx, in.Workspace, id)
 		if err != nil {
 			return err
@@ -617,8 +629,6 @@ func (p *Postgres) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult
 		}
 		markRow(&session, t)
 		res.Session = session
-		res.Workers, res.Totals, err = pgList(ctx, tx, in.Workspace)
-		markTimes(res.Workers, t)
 		return err
 	})
 	if err != nil {
