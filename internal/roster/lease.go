@@ -138,14 +138,17 @@ func decodeExtras(row *Row, leasesJSON, agentJSON string) []storedLease {
 	return stored
 }
 
-// markTimes sets Expired on every lease that ran out by now, and Stale on
+// markTimes renews leases by the agent's tool calls (renewByCalls), sets
+// Expired on every lease that ran out by now, and Stale on
 // a worker none of whose leases is live and whose fluxgit process, on
 // this host, is gone (see processGone): the roster stays readable without
 // deleting anyone's session.
 func markTimes(rows []Row, now time.Time) {
 	ts := now.UTC().Format(timeLayout)
 	host := hostname()
+	calls := map[int]time.Time{}
 	for i := range rows {
+		renewByCalls(&rows[i], host, now, calls)
 		live := false
 		for j := range rows[i].Leases {
 			if rows[i].Leases[j].ExpiresAt <= ts {

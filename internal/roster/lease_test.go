@@ -3,8 +3,10 @@ package roster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -116,4 +118,43 @@ func equalLeases(a, b []Lease) bool {
 		}
 	}
 	return true
+}
+
+// A tool call the agent's fluxgit server recorded in its presence record
+// renews the agent's leases by their length, without a check-in; without
+// a record the stored expiry holds.
+func TestLeasesRenewedByToolCalls(t *testing.T) {
+	ctx := context.Background()
+	run := realTempDir(t)
+	t.Setenv("FLUXGIT_RUN_DIR", run)
+	call := time.Now().Truncate(time.Millisecond)
+	var mu sync.Mutex
+	now := call.Add(-20 * time.Minute)
+	s := openStore(t, realTempDir(t), Options{Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
+	host, _ := os.Hostname()
+	pid := os.Getpid()
+	if _, err := s.CheckIn(ctx, CheckInInput{Workspace: "w", Gist: "g", Files: []string{"a.go"}, HasFiles: true,
+		Claims: map[string]string{"a.go": Exclusive}, HasClaims: true, Agent: Agent{Host: host, PID: pid}}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	now = call.Add(time.Minute)
+	mu.Unlock()
+	rows, _, err := s.Snapshot(ctx, "w")
+	if err != nil || !rows[0].Leases[0].Expired {
+		t.Fatalf("without a tool call the lease expires: %+v %v", rows, err)
+	}
+	dir := filepath.Join(run, "presence", "mcp")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rec := fmt.Sprintf(`{"schemaVersion":1,"pid":%d,"client":{"name":"codex","version":null},"repos":[{"repoPath":"/r","lastCallMs":%d,"lastTool":"repo.status"}]}`, pid, call.UnixMilli())
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.json", pid)), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rows, _, err = s.Snapshot(ctx, "w")
+	want := call.Add(DefaultLease).UTC().Format(timeLayout)
+	if err != nil || rows[0].Leases[0].Expired || rows[0].Leases[0].ExpiresAt != want {
+		t.Fatalf("after a tool call at %s: %+v %v (want expiry %s)", call, rows[0].Leases, err, want)
+	}
 }
