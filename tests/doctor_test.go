@@ -168,7 +168,7 @@ func TestDoctorHealthy(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("doctor exit %d\n%s%s", code, out, errOut)
 	}
-	for _, check := range []string{"config", "roots", "git", "run-dir", "state-dir", "signing-key", "ledger", "gateway", "result-shape"} {
+	for _, check := range []string{"config", "roots", "git", "run-dir", "state-dir", "roster-db", "signing-key", "ledger", "gateway", "result-shape"} {
 		found := false
 		for _, l := range strings.Split(out, "\n") {
 			if f := strings.Fields(l); len(f) > 1 && f[0] == check && f[1] == "OK" {

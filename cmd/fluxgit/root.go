@@ -75,7 +75,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "host configuration file (default $FLUXGIT_CONFIG)")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", logLevelUsage)
 	root.AddCommand(serve, newSpecCmd(g), newProvidersCmd(g), newVersionCmd(), newProviderCmd())
-	root.AddCommand(newVerifyAuditCmd(), newAuditCmd(), newGatewayCmd(g), newDoctorCmd(g))
+	root.AddCommand(newVerifyAuditCmd(), newAuditCmd(), newGatewayCmd(g), newDoctorCmd(g), newGuardCmd())
 	return root
 }
 

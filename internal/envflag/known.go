@@ -66,6 +66,10 @@ var Known = []string{
 	"SHIFT_WORKSPACE",
 	"SHIFT_STATE_DIR",
 	"SHIFT_DATABASE_URL",
+	// The committing agent's own worker for `fluxgit guard check`.
+	"SHIFT_WORKER_ID",
+	// The person's override of `fluxgit guard check`.
+	"FLUXGIT_GUARD_OVERRIDE",
 	// fluxgit's own MCP_* settings.
 	"MCP_TRANSPORT_TYPE",
 	"MCP_HTTP_HOST",

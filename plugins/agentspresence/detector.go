@@ -11,8 +11,8 @@ import (
 	"github.com/fluxgit/fluxgit/internal/agentdetect"
 	"github.com/fluxgit/fluxgit/internal/envflag"
 	"github.com/fluxgit/fluxgit/internal/gitexec"
+	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/internal/rundir"
-	"github.com/fluxgit/fluxgit/plugins/shiftroster"
 )
 
 // EnvDetectionDisabled, set to a truthy value (internal/envflag), turns
@@ -76,13 +76,15 @@ func (d *Detector) Detect(ctx context.Context, top string, worktrees []string) a
 // RosterFromStore lists the active shift roster check-ins of the
 // workspaces naming root, reading the roster's store read-only.
 func RosterFromStore(ctx context.Context, root string) ([]agentdetect.RosterEntry, error) {
-	dir, err := shiftroster.StateDir()
-	if err != nil {
-		return nil, err
-	}
-	rows, err := shiftroster.ActiveForWorkTree(ctx, dir, root)
+	// The shared PostgreSQL roster counts too when configured (CONTRACT §7).
+	rows, err := roster.ActiveForWorkTreeFromEnv(ctx, root)
 	out := make([]agentdetect.RosterEntry, 0, len(rows))
 	for _, r := range rows {
+		// A stale worker (no live lease, its fluxgit process gone) is a
+		// session nobody works in: it is no other agent at work.
+		if r.Stale {
+			continue
+		}
 		e := agentdetect.RosterEntry{WorkerID: r.WorkerID, Gist: r.Gist, Files: r.Files}
 		e.CheckedInAt, _ = time.Parse(time.RFC3339Nano, r.CheckedInAt)
 		e.UpdatedAt, _ = time.Parse(time.RFC3339Nano, r.UpdatedAt)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -86,7 +87,7 @@ func BenchmarkCheckIn(b *testing.B) {
 			}
 			var helpers []*helper
 			for range procs - 1 {
-				h := &helper{cmd: helperCommand(os.Args[0], "bench", EnvStateDir+"="+dir, "HELPER_WS=bench")}
+				h := &helper{cmd: helperCommand(os.Args[0], "bench", roster.EnvStateDir+"="+dir, "HELPER_WS=bench")}
 				h.cmd.Stdout, h.cmd.Stderr = &h.stdout, &h.stderr
 				var err error
 				if h.stdin, err = h.cmd.StdinPipe(); err != nil {
@@ -149,10 +150,10 @@ func BenchmarkCheckIn(b *testing.B) {
 // the rest), and the whole resources/read (query + Markdown).
 func BenchmarkRosterRead500(b *testing.B) {
 	dir := b.TempDir()
-	s := openStore(b, dir, Options{})
+	s := openStore(b, dir, roster.Options{})
 	ctx := context.Background()
 	for i := range 500 {
-		in := CheckInInput{Workspace: "big", Gist: fmt.Sprintf("worker %d: refactor the | billing module", i), Files: []string{"billing/a.go", "billing/b.go", "docs/billing.md"}, HasFiles: true}
+		in := roster.CheckInInput{Workspace: "big", Gist: fmt.Sprintf("worker %d: refactor the | billing module", i), Files: []string{"billing/a.go", "billing/b.go", "docs/billing.md"}, HasFiles: true}
 		if _, err := s.CheckIn(ctx, in); err != nil {
 			b.Fatal(err)
 		}
@@ -164,7 +165,7 @@ func BenchmarkRosterRead500(b *testing.B) {
 			start := time.Now()
 			rows, totals, err := s.Snapshot(ctx, "big")
 			lat = append(lat, time.Since(start))
-			if err != nil || len(rows) != MaxListedWorkers || totals.Workers != 500 {
+			if err != nil || len(rows) != roster.MaxListedWorkers || totals.Workers != 500 {
 				b.Fatalf("%d rows of %d, %v", len(rows), totals.Workers, err)
 			}
 		}
@@ -176,7 +177,7 @@ func BenchmarkRosterRead500(b *testing.B) {
 			start := time.Now()
 			res, err := p.ReadResource(ctx, StatusURI, sdk.Meta{})
 			lat = append(lat, time.Since(start))
-			if err != nil || len(res.Text) < MaxListedWorkers*50 || !strings.Contains(res.Text, "Not shown: 400 more workers") {
+			if err != nil || len(res.Text) < roster.MaxListedWorkers*50 || !strings.Contains(res.Text, "Not shown: 400 more workers") {
 				b.Fatalf("%v", err)
 			}
 		}

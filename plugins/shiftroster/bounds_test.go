@@ -2,56 +2,60 @@ package shiftroster
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	_ "github.com/glebarez/go-sqlite" // the "sqlite" driver the store uses
+
+	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/schemas"
 )
 
 // worstRow is the most expensive row the inputSchema allows: every
 // character a control character, which JSON spells as 6 bytes.
-func worstRow(id string) Row {
-	files := make([]string, MaxFiles)
+func worstRow(id string) roster.Row {
+	files := make([]string, roster.MaxFiles)
 	for i := range files {
-		files[i] = fmt.Sprintf("%03d", i) + strings.Repeat("\x01", MaxFileLen-3)
+		files[i] = fmt.Sprintf("%03d", i) + strings.Repeat("\x01", roster.MaxFileLen-3)
 	}
-	return Row{WorkerID: id, Gist: strings.Repeat("\x01", MaxGistLen), Files: files,
+	return roster.Row{WorkerID: id, Gist: strings.Repeat("\x01", roster.MaxGistLen), Files: files,
 		CheckedInAt: "2026-03-01T09:15:00.000Z", UpdatedAt: "2026-03-01T09:15:00.000Z"}
 }
 
-func smallRow(i int) Row {
-	return Row{WorkerID: fmt.Sprintf("W%05d", i), Gist: "g", Files: []string{"a", "b"},
+func smallRow(i int) roster.Row {
+	return roster.Row{WorkerID: fmt.Sprintf("W%05d", i), Gist: "g", Files: []string{"a", "b"},
 		CheckedInAt: "2026-03-01T09:15:00.000Z", UpdatedAt: "2026-03-01T09:15:00.000Z"}
 }
 
 func TestListRowsBounds(t *testing.T) {
-	many := make([]Row, 0, MaxListedWorkers+50)
-	for i := range MaxListedWorkers + 50 {
+	many := make([]roster.Row, 0, roster.MaxListedWorkers+50)
+	for i := range roster.MaxListedWorkers + 50 {
 		many = append(many, smallRow(i))
 	}
-	worst := []Row{worstRow("AAAAAA"), worstRow("BBBBBB"), worstRow("CCCCCC")}
+	worst := []roster.Row{worstRow("AAAAAA"), worstRow("BBBBBB"), worstRow("CCCCCC")}
 	tests := []struct {
 		name         string
-		rows         []Row
-		totals       Totals
+		rows         []roster.Row
+		totals       roster.Totals
 		wantListed   int
 		wantOmitted  int
 		wantOmFiles  int
 		wantNotShown bool
 	}{
-		{"empty", nil, Totals{}, 0, 0, 0, false},
-		{"all fit", many[:3], Totals{Workers: 3, Files: 6}, 3, 0, 0, false},
+		{"empty", nil, roster.Totals{}, 0, 0, 0, false},
+		{"all fit", many[:3], roster.Totals{Workers: 3, Files: 6}, 3, 0, 0, false},
 		// The store hands over at most MaxListedWorkers rows; totals count all.
-		{"row cap", many[:MaxListedWorkers], Totals{Workers: 150, Files: 300}, MaxListedWorkers, 50, 100, true},
-		{"more rows than the cap", many, Totals{Workers: 150, Files: 300}, MaxListedWorkers, 50, 100, true},
+		{"row cap", many[:roster.MaxListedWorkers], roster.Totals{Workers: 150, Files: 300}, roster.MaxListedWorkers, 50, 100, true},
+		{"more rows than the cap", many, roster.Totals{Workers: 150, Files: 300}, roster.MaxListedWorkers, 50, 100, true},
 		// Worst rows: the byte budget stops after one.
-		{"byte budget", worst, Totals{Workers: 3, Files: 3 * MaxFiles}, 1, 2, 2 * MaxFiles, true},
+		{"byte budget", worst, roster.Totals{Workers: 3, Files: 3 * roster.MaxFiles}, 1, 2, 2 * roster.MaxFiles, true},
 		// A clipped row lists MaxFiles of the 500 it declared.
-		{"clipped files", []Row{{WorkerID: "AAAAAA", Gist: "g", Files: []string{"x"}, Clipped: true,
-			CheckedInAt: "2026-03-01T09:15:00.000Z", UpdatedAt: "2026-03-01T09:15:00.000Z"}}, Totals{Workers: 1, Files: 500}, 1, 0, 499, true},
+		{"clipped files", []roster.Row{{WorkerID: "AAAAAA", Gist: "g", Files: []string{"x"}, Clipped: true,
+			CheckedInAt: "2026-03-01T09:15:00.000Z", UpdatedAt: "2026-03-01T09:15:00.000Z"}}, roster.Totals{Workers: 1, Files: 500}, 1, 0, 499, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,11 +84,11 @@ func TestListRowsBounds(t *testing.T) {
 // The worst reply the provider can build stays inside what the host and
 // the gRPC transport between them accept.
 func TestWorstReplyIsBounded(t *testing.T) {
-	rows := []Row{worstRow("AAAAAA"), worstRow("BBBBBB")}
+	rows := []roster.Row{worstRow("AAAAAA"), worstRow("BBBBBB")}
 	self := rows[0]
-	l := ListRows(rows, Totals{Workers: 2, Files: 2 * MaxFiles})
+	l := ListRows(rows, roster.Totals{Workers: 2, Files: 2 * roster.MaxFiles})
 	d := &CheckInData{WorkerID: self.WorkerID, Gist: self.Gist, Files: self.Files, CheckedInAt: self.CheckedInAt,
-		UpdatedAt: self.UpdatedAt, Change: Updated, Workspace: "w", StatusURI: QualifiedStatusURI("w"),
+		UpdatedAt: self.UpdatedAt, Change: roster.Updated, Workspace: "w", StatusURI: QualifiedStatusURI("w"),
 		ActiveWorkers: l.Rows, OmittedWorkers: l.OmittedWorkers, OmittedFiles: l.OmittedFiles, Notice: Notice(false)}
 	res, err := ok(d, CheckInMarkdown(d))
 	if err != nil {
@@ -103,9 +107,9 @@ func TestWorstReplyIsBounded(t *testing.T) {
 // clipped and flagged, and rewritten within bounds by its next check-in.
 func TestOversizedStoredRowIsClipped(t *testing.T) {
 	dir := realTempDir(t)
-	s := openStore(t, dir, Options{})
+	s := openStore(t, dir, roster.Options{})
 	ctx := context.Background()
-	if _, err := s.CheckIn(ctx, CheckInInput{Workspace: "w", Gist: "small"}); err != nil {
+	if _, err := s.CheckIn(ctx, roster.CheckInInput{Workspace: "w", Gist: "small"}); err != nil {
 		t.Fatal(err)
 	}
 	files := make([]string, 500)
@@ -116,7 +120,13 @@ func TestOversizedStoredRowIsClipped(t *testing.T) {
 	for i := range many {
 		many[i] = fmt.Sprintf("f%d", i)
 	}
-	nul := "before\x00after" + strings.Repeat("é", MaxGistLen)
+	// The rows are written beside the store, as another program would.
+	raw, err := sql.Open("sqlite", s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	nul := "before\x00after" + strings.Repeat("é", roster.MaxGistLen)
 	for _, r := range []struct {
 		id, gist string
 		files    []string
@@ -126,8 +136,8 @@ func TestOversizedStoredRowIsClipped(t *testing.T) {
 		{"OLD003", nul, []string{"x"}},               // NUL inside a long gist
 	} {
 		fj, _ := json.Marshal(r.files)
-		if err := s.db.Exec(`INSERT INTO workers (worker_id, workspace, gist, files, checked_in_at, updated_at) VALUES (?, 'w', ?, ?, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`,
-			r.id, r.gist, string(fj)).Error; err != nil {
+		if _, err := raw.Exec(`INSERT INTO workers (worker_id, workspace, gist, files, checked_in_at, updated_at) VALUES (?, 'w', ?, ?, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`,
+			r.id, r.gist, string(fj)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -145,35 +155,35 @@ func TestOversizedStoredRowIsClipped(t *testing.T) {
 		if r.Clipped != old {
 			t.Fatalf("row %s clipped=%v", r.WorkerID, r.Clipped)
 		}
-		if utf8.RuneCountInString(r.Gist) > MaxGistLen || len(r.Files) > MaxFiles {
+		if utf8.RuneCountInString(r.Gist) > roster.MaxGistLen || len(r.Files) > roster.MaxFiles {
 			t.Fatalf("row %s not clipped: %d characters, %d files", r.WorkerID, utf8.RuneCountInString(r.Gist), len(r.Files))
 		}
 	}
-	byID := map[string]Row{}
+	byID := map[string]roster.Row{}
 	for _, r := range rows {
 		byID[r.WorkerID] = r
 	}
-	if g := byID["OLD003"].Gist; !strings.HasPrefix(g, "before\x00after") || utf8.RuneCountInString(g) != MaxGistLen {
+	if g := byID["OLD003"].Gist; !strings.HasPrefix(g, "before\x00after") || utf8.RuneCountInString(g) != roster.MaxGistLen {
 		t.Fatalf("NUL gist read back as %q…", g[:min(len(g), 20)])
 	}
-	if f := byID["OLD001"].Files; f[0] != files[0][:MaxFileLen] || f[MaxFiles-1] != files[MaxFiles-1][:MaxFileLen] {
-		t.Fatalf("clipped files are not the first %d, cut to %d characters", MaxFiles, MaxFileLen)
+	if f := byID["OLD001"].Files; f[0] != files[0][:roster.MaxFileLen] || f[roster.MaxFiles-1] != files[roster.MaxFiles-1][:roster.MaxFileLen] {
+		t.Fatalf("clipped files are not the first %d, cut to %d characters", roster.MaxFiles, roster.MaxFileLen)
 	}
 	l := ListRows(rows, totals)
-	if l.OmittedFiles != totals.Files-(MaxFiles+MaxFiles+1) {
+	if l.OmittedFiles != totals.Files-(roster.MaxFiles+roster.MaxFiles+1) {
 		t.Fatalf("omittedFiles %d", l.OmittedFiles)
 	}
 
 	// The next check-in of the old session rewrites it within bounds,
 	// keeping the first MaxFiles files when files is omitted.
-	res, err := s.CheckIn(ctx, CheckInInput{Workspace: "w", WorkerID: "OLD002", Gist: "short"})
+	res, err := s.CheckIn(ctx, roster.CheckInInput{Workspace: "w", WorkerID: "OLD002", Gist: "short"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Change != Updated || res.Session.Clipped || len(res.Session.Files) != MaxFiles || res.Session.Files[MaxFiles-1] != many[MaxFiles-1] {
+	if res.Change != roster.Updated || res.Session.Clipped || len(res.Session.Files) != roster.MaxFiles || res.Session.Files[roster.MaxFiles-1] != many[roster.MaxFiles-1] {
 		t.Fatalf("rewrite: change %s, clipped %v, %d files", res.Change, res.Session.Clipped, len(res.Session.Files))
 	}
-	if _, totals, _ = s.Snapshot(ctx, "w"); totals.Files != 500+MaxFiles+1 {
+	if _, totals, _ = s.Snapshot(ctx, "w"); totals.Files != 500+roster.MaxFiles+1 {
 		t.Fatalf("after the rewrite the store holds %d files", totals.Files)
 	}
 }
@@ -206,9 +216,9 @@ func TestBoundsMatchSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, got := range map[string][3]int{
-		"gist maxLength":    {in.Properties.Gist.MaxLength, row.Properties.Gist.MaxLength, MaxGistLen},
-		"files maxItems":    {in.Properties.Files.MaxItems, row.Properties.Files.MaxItems, MaxFiles},
-		"files[] maxLength": {in.Properties.Files.Items.MaxLength, row.Properties.Files.Items.MaxLength, MaxFileLen},
+		"gist maxLength":    {in.Properties.Gist.MaxLength, row.Properties.Gist.MaxLength, roster.MaxGistLen},
+		"files maxItems":    {in.Properties.Files.MaxItems, row.Properties.Files.MaxItems, roster.MaxFiles},
+		"files[] maxLength": {in.Properties.Files.Items.MaxLength, row.Properties.Files.Items.MaxLength, roster.MaxFileLen},
 	} {
 		if got[0] != got[2] || got[1] != got[2] {
 			t.Errorf("%s: inputSchema %d, roster-row.schema.json %d, constant %d", name, got[0], got[1], got[2])

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"gorm.io/gorm"
-
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -26,10 +24,7 @@ func (p *Provider) Complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk
 		if err != nil {
 			return nil, err
 		}
-		err = store.read(ctx, "list workspaces", func(tx *gorm.DB) error {
-			return tx.Model(&workerRecord{}).Distinct("workspace").Order("workspace").Limit(maxWorkspaceScan).Pluck("workspace", &names).Error
-		})
-		if err != nil {
+		if names, err = store.Workspaces(ctx, maxWorkspaceScan); err != nil {
 			return nil, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/fluxgit/fluxgit/host/catalog"
+	"github.com/fluxgit/fluxgit/internal/roster"
+	"github.com/fluxgit/fluxgit/internal/roster/pgtest"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 	"github.com/fluxgit/fluxgit/schemas"
 	"github.com/fluxgit/fluxgit/spec"
@@ -37,9 +40,59 @@ func testProvider(t testing.TB, stateDir, defaultWS string) *Provider {
 	return p
 }
 
-func openStore(t testing.TB, dir string, opts Options) *Store {
+// backend is one roster store the provider suite runs against.
+type backend struct {
+	name string
+	// config returns the Config of a fresh, empty roster.
+	config func(t testing.TB) Config
+}
+
+// backends: SQLite, and PostgreSQL on a private cluster (pgtest; skipped
+// without PostgreSQL binaries, a failure in CI).
+var backends = []backend{
+	{"sqlite", func(t testing.TB) Config { return Config{StateDir: realTempDir(t)} }},
+	{"postgres", func(t testing.TB) Config {
+		return Config{StateDir: realTempDir(t), DatabaseURL: pgtest.Shared(t).NewDatabase(t)}
+	}},
+}
+
+// eachBackend runs f once per backend, as a subtest named after it.
+func eachBackend(t *testing.T, f func(t *testing.T, base Config)) {
 	t.Helper()
-	s, err := Open(context.Background(), dir, opts)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { f(t, b.config(t)) })
+	}
+}
+
+// providerOn is a provider on base's roster with a fixed default
+// workspace; providers made from one base share the roster, as processes
+// do.
+func providerOn(t testing.TB, base Config, defaultWS string) *Provider {
+	t.Helper()
+	base.DefaultWorkspace = defaultWS
+	base.Logger = slog.New(slog.DiscardHandler)
+	p := NewWithConfig(base)
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// storeFor opens the roster a Config names, beside any provider on it.
+func storeFor(t testing.TB, cfg Config) roster.Store {
+	t.Helper()
+	s, err := roster.OpenStore(context.Background(), cfg.StateDir, cfg.DatabaseURL, roster.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestMain stops the shared PostgreSQL cluster after the tests.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func openStore(t testing.TB, dir string, opts roster.Options) *roster.SQLite {
+	t.Helper()
+	s, err := roster.Open(context.Background(), dir, opts)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", dir, err)
 	}

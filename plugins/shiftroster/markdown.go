@@ -3,7 +3,10 @@ package shiftroster
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/internal/roster"
 )
 
 // Protocol is the coordination protocol every check-in hands the agent, so
@@ -62,15 +65,84 @@ func EscapeCell(s string) string {
 // noFiles stands for an empty file list.
 const noFiles = "—"
 
-func filesCell(files []string) string {
+func filesCell(files []string, leases []roster.Lease) string {
 	if len(files) == 0 {
 		return noFiles
 	}
 	cells := make([]string, len(files))
 	for i, f := range files {
 		cells[i] = EscapeCell(f)
+		for _, l := range leases {
+			if l.File == f {
+				cells[i] += " " + leaseMark(l)
+			}
+		}
 	}
 	return strings.Join(cells, ", ")
+}
+
+// leaseMark follows a claimed file: its mode and until when, or that it
+// expired (expired leases stay on the row until renewed or released).
+func leaseMark(l roster.Lease) string {
+	if l.Expired {
+		return "(" + l.Mode + " lease expired " + l.ExpiresAt + ")"
+	}
+	return "(" + l.Mode + " until " + l.ExpiresAt + ")"
+}
+
+// staleMark follows the worker id of a stale row.
+const staleMark = " (stale)"
+
+// maxOverlaps bounds the overlaps one line names.
+const maxOverlaps = 20
+
+// OverlapLine names, in one line the model reads, the files one worker
+// claims (a live lease) that another worker declared too. With self set
+// (a check-in) only overlaps involving self are named. "" when none.
+func OverlapLine(rows []roster.Row, self string) string {
+	var parts []string
+	n := 0
+	for _, holder := range rows {
+		for _, l := range holder.Leases {
+			if l.Expired {
+				continue
+			}
+			var others []string
+			for _, o := range rows {
+				if o.WorkerID == holder.WorkerID || !slices.Contains(o.Files, l.File) {
+					continue
+				}
+				if self != "" && o.WorkerID != self && holder.WorkerID != self {
+					continue
+				}
+				others = append(others, o.WorkerID)
+			}
+			if len(others) == 0 {
+				continue
+			}
+			if n++; n > maxOverlaps {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s is held %s by %s (%s) until %s, also declared by %s",
+				EscapeCell(l.File), l.Mode, holder.WorkerID, EscapeCell(clip(holder.Gist, 80)), l.ExpiresAt, strings.Join(others, ", ")))
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	line := "Overlaps: " + strings.Join(parts, "; ")
+	if n > maxOverlaps {
+		line += fmt.Sprintf("; and %d more", n-maxOverlaps)
+	}
+	return line + "."
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }
 
 // tableHeader is the header and delimiter row of the roster table.
@@ -78,7 +150,7 @@ const tableHeader = "| Worker | Checked In | Updated | Working On | Files |\n| -
 
 // RosterTable renders rows as a Markdown table, one line per worker; self,
 // when non-empty, marks the caller's own row.
-func RosterTable(rows []Row, self string) string {
+func RosterTable(rows []roster.Row, self string) string {
 	var b strings.Builder
 	b.WriteString(tableHeader)
 	for _, r := range rows {
@@ -89,16 +161,19 @@ func RosterTable(rows []Row, self string) string {
 
 // tableRow is one line of the roster table. A clipped row says so in its
 // gist cell.
-func tableRow(r Row, self string) string {
+func tableRow(r roster.Row, self string) string {
 	id := EscapeCell(r.WorkerID)
 	if self != "" && r.WorkerID == self {
 		id += youMark
+	}
+	if r.Stale {
+		id += staleMark
 	}
 	gist := EscapeCell(r.Gist)
 	if r.Clipped {
 		gist += " " + clippedMark
 	}
-	return fmt.Sprintf("| %s | %s | %s | %s | %s |\n", id, EscapeCell(r.CheckedInAt), EscapeCell(r.UpdatedAt), gist, filesCell(r.Files))
+	return fmt.Sprintf("| %s | %s | %s | %s | %s |\n", id, EscapeCell(r.CheckedInAt), EscapeCell(r.UpdatedAt), gist, filesCell(r.Files, r.Leases))
 }
 
 // youMark follows the caller's own worker id in the table.
@@ -111,7 +186,7 @@ const clippedMark = "(shortened: stored beyond today's limits)"
 // rows that fit the reply bounds, how many workers the workspace has, and
 // how many workers and declared files were left out.
 type Listing struct {
-	Rows           []Row
+	Rows           []roster.Row
 	Workers        int
 	OmittedWorkers int
 	OmittedFiles   int
@@ -122,11 +197,11 @@ type Listing struct {
 // lines (each as a JSON string, which is what they cost in a reply) pass
 // MaxListedBytes. At least one row is shown when there is one; the row
 // bounds keep it far below the budget. totals count the whole workspace.
-func ListRows(rows []Row, totals Totals) Listing {
-	l := Listing{Rows: []Row{}, Workers: max(totals.Workers, len(rows))}
+func ListRows(rows []roster.Row, totals roster.Totals) Listing {
+	l := Listing{Rows: []roster.Row{}, Workers: max(totals.Workers, len(rows))}
 	var jsonBytes, textBytes, files int
 	for _, r := range rows {
-		if len(l.Rows) == MaxListedWorkers {
+		if len(l.Rows) == roster.MaxListedWorkers {
 			break
 		}
 		j, _ := json.Marshal(r)
@@ -156,7 +231,7 @@ func (l Listing) omissionLine() string {
 		return ""
 	}
 	return fmt.Sprintf("\nNot shown: %d more %s and %d declared %s (a reply lists at most %d workers and %d KiB of roster, oldest check-ins first; rows stored beyond today's limits are shortened).\n",
-		l.OmittedWorkers, plural(l.OmittedWorkers, "worker", "workers"), l.OmittedFiles, plural(l.OmittedFiles, "file", "files"), MaxListedWorkers, MaxListedBytes>>10)
+		l.OmittedWorkers, plural(l.OmittedWorkers, "worker", "workers"), l.OmittedFiles, plural(l.OmittedFiles, "file", "files"), roster.MaxListedWorkers, MaxListedBytes>>10)
 }
 
 func plural(n int, one, many string) string {
@@ -189,18 +264,21 @@ func StatusMarkdown(workspace string, l Listing) string {
 	} else {
 		b.WriteString(RosterTable(l.Rows, ""))
 		b.WriteString(l.omissionLine())
+		if o := OverlapLine(l.Rows, ""); o != "" {
+			b.WriteString("\n" + o + "\n")
+		}
 	}
 	return b.String()
 }
 
-func listing(rows []Row, omittedWorkers, omittedFiles int) Listing {
+func listing(rows []roster.Row, omittedWorkers, omittedFiles int) Listing {
 	return Listing{Rows: rows, Workers: len(rows) + omittedWorkers, OmittedWorkers: omittedWorkers, OmittedFiles: omittedFiles}
 }
 
-var changeText = map[Change]string{
-	Created:   "new session",
-	Updated:   "session updated",
-	Unchanged: "no change: gist and files were already as given",
+var changeText = map[roster.Change]string{
+	roster.Created:   "new session",
+	roster.Updated:   "session updated",
+	roster.Unchanged: "no change: gist and files were already as given",
 }
 
 // CheckInMarkdown renders a check-in result: the session, the roster table
@@ -212,9 +290,12 @@ func CheckInMarkdown(d *CheckInData) string {
 	fmt.Fprintf(&b, "- Workspace: %s\n", EscapeCell(d.Workspace))
 	fmt.Fprintf(&b, "- Status URI: %s\n", d.StatusURI)
 	fmt.Fprintf(&b, "- Working on: %s\n", EscapeCell(d.Gist))
-	fmt.Fprintf(&b, "- Files: %s\n", filesCell(d.Files))
+	fmt.Fprintf(&b, "- Files: %s\n", filesCell(d.Files, d.Leases))
 	fmt.Fprintf(&b, "- Checked in: %s\n", d.CheckedInAt)
 	fmt.Fprintf(&b, "- Updated: %s\n", d.UpdatedAt)
+	if d.Overlaps != "" {
+		fmt.Fprintf(&b, "- %s\n", d.Overlaps)
+	}
 	b.WriteString("\n")
 	if l := listing(d.ActiveWorkers, d.OmittedWorkers, d.OmittedFiles); !l.solo(d.WorkerID) {
 		b.WriteString(rosterSection(l, d.WorkerID))
@@ -226,7 +307,7 @@ func CheckInMarkdown(d *CheckInData) string {
 }
 
 // soloRoster reports whether rows hold nobody but self.
-func soloRoster(rows []Row, self string) bool {
+func soloRoster(rows []roster.Row, self string) bool {
 	for _, r := range rows {
 		if r.WorkerID != self {
 			return false

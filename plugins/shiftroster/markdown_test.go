@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -85,7 +86,7 @@ func flatten(s string) string {
 // checkTable asserts that text holds exactly one roster table with one row
 // per worker, five cells each, and that every cell decodes to the
 // flattened value it renders.
-func checkTable(t *testing.T, text string, rows []Row) {
+func checkTable(t *testing.T, text string, rows []roster.Row) {
 	t.Helper()
 	var lines []string
 	for _, l := range strings.Split(text, "\n") {
@@ -155,11 +156,11 @@ func FuzzMarkdownTable(f *testing.F) {
 	p := NewWithConfig(Config{StateDir: f.TempDir(), DefaultWorkspace: "default", Logger: slog.New(slog.DiscardHandler)})
 	f.Cleanup(func() { _ = p.Close() })
 	f.Fuzz(func(t *testing.T, gist, file1, file2, workspace string) {
-		row := Row{WorkerID: "AB12CD", Gist: gist, Files: []string{file1, file2}, CheckedInAt: "2026-03-01T09:15:00.000Z", UpdatedAt: "2026-03-01T09:15:00.000Z"}
-		other := Row{WorkerID: "ZZ99YY", Gist: file2, Files: nil, CheckedInAt: "2026-03-01T09:16:00.000Z", UpdatedAt: "2026-03-01T09:17:00.000Z"}
-		checkTable(t, RosterTable([]Row{row, other}, "AB12CD"), []Row{row, other})
-		status := StatusMarkdown(workspace, ListRows([]Row{row}, Totals{Workers: 1, Files: len(row.Files)}))
-		checkTable(t, status, []Row{row})
+		row := roster.Row{WorkerID: "AB12CD", Gist: gist, Files: []string{file1, file2}, CheckedInAt: "2026-03-01T09:15:00.000Z", UpdatedAt: "2026-03-01T09:15:00.000Z"}
+		other := roster.Row{WorkerID: "ZZ99YY", Gist: file2, Files: nil, CheckedInAt: "2026-03-01T09:16:00.000Z", UpdatedAt: "2026-03-01T09:17:00.000Z"}
+		checkTable(t, RosterTable([]roster.Row{row, other}, "AB12CD"), []roster.Row{row, other})
+		status := StatusMarkdown(workspace, ListRows([]roster.Row{row}, roster.Totals{Workers: 1, Files: len(row.Files)}))
+		checkTable(t, status, []roster.Row{row})
 		if strings.Count(status, "\n") != 7 {
 			t.Fatalf("status text has extra lines (a value broke out of its line):\n%q", status)
 		}
@@ -168,15 +169,15 @@ func FuzzMarkdownTable(f *testing.F) {
 		// call can carry (JSON strings are valid UTF-8; schema bounds).
 		if gist == "" || file1 == "" || file2 == "" || workspace == "" ||
 			!utf8.ValidString(gist) || !utf8.ValidString(file1) || !utf8.ValidString(file2) || !utf8.ValidString(workspace) ||
-			utf8.RuneCountInString(gist) > MaxGistLen || utf8.RuneCountInString(file1) > MaxFileLen ||
-			utf8.RuneCountInString(file2) > MaxFileLen || utf8.RuneCountInString(workspace) > MaxWorkspaceLen {
+			utf8.RuneCountInString(gist) > roster.MaxGistLen || utf8.RuneCountInString(file1) > roster.MaxFileLen ||
+			utf8.RuneCountInString(file2) > roster.MaxFileLen || utf8.RuneCountInString(workspace) > roster.MaxWorkspaceLen {
 			return
 		}
 		d := checkIn(t, p, map[string]any{"gist": gist, "files": []string{file1, file2}, "workspace": workspace})
 		if d.Gist != gist || !slices.Equal(d.Files, []string{file1, file2}) || d.Workspace != workspace {
 			t.Fatalf("structured output changed the values: %q %q %q", d.Gist, d.Files, d.Workspace)
 		}
-		var mine *Row
+		var mine *roster.Row
 		for i := range d.ActiveWorkers {
 			if d.ActiveWorkers[i].WorkerID == d.WorkerID {
 				mine = &d.ActiveWorkers[i]
@@ -192,7 +193,7 @@ func FuzzMarkdownTable(f *testing.F) {
 		}
 		checkTable(t, res.Text, d.ActiveWorkers)
 		raw, _ := json.Marshal(d.ActiveWorkers)
-		var back []Row
+		var back []roster.Row
 		if err := json.Unmarshal(raw, &back); err != nil || back[len(back)-1].Gist != d.ActiveWorkers[len(back)-1].Gist {
 			t.Fatalf("JSON round trip: %v", err)
 		}
@@ -202,7 +203,7 @@ func FuzzMarkdownTable(f *testing.F) {
 
 // tableRows is what a check-in text's table shows: nothing when the caller
 // is alone (the solo note replaces the table), else every worker.
-func tableRows(d *CheckInData) []Row {
+func tableRows(d *CheckInData) []roster.Row {
 	if soloRoster(d.ActiveWorkers, d.WorkerID) {
 		return nil
 	}

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -57,7 +58,7 @@ func TestHelperProcess(t *testing.T) {
 	if mode == "" {
 		t.Skip("helper process body; runs only when re-executed by another test")
 	}
-	cfg := Config{StateDir: os.Getenv(EnvStateDir), DefaultWorkspace: "helper-default", Logger: slog.New(slog.DiscardHandler)}
+	cfg := Config{StateDir: os.Getenv(roster.EnvStateDir), DatabaseURL: os.Getenv(roster.EnvDatabaseURL), DefaultWorkspace: "helper-default", Logger: slog.New(slog.DiscardHandler)}
 	if mode == "contend" {
 		// Contention proves serialization (no lost update, no duplicate
 		// id), not speed: under -race on a loaded 2-core machine eight
@@ -146,8 +147,8 @@ func helperContend(p *Provider) contendReport {
 		}
 		return true
 	}
-	has := func(rows []Row, id string) bool {
-		return slices.ContainsFunc(rows, func(r Row) bool { return r.WorkerID == id })
+	has := func(rows []roster.Row, id string) bool {
+		return slices.ContainsFunc(rows, func(r roster.Row) bool { return r.WorkerID == id })
 	}
 	for i := range cycles {
 		var in CheckInData
@@ -155,12 +156,12 @@ func helperContend(p *Provider) contendReport {
 			continue
 		}
 		rep.Created = append(rep.Created, in.WorkerID)
-		if in.Change != Created || !has(in.ActiveWorkers, in.WorkerID) {
+		if in.Change != roster.Created || !has(in.ActiveWorkers, in.WorkerID) {
 			fail("new session %s missing from its own snapshot (%s)", in.WorkerID, in.Change)
 		}
 		var up CheckInData
 		if timed(ToolCheckIn, map[string]any{"gist": fmt.Sprintf("p%d-c%d-updated", idx, i), "workspace": ws, "workerId": in.WorkerID}, &up) {
-			if up.Change != Updated || up.CheckedInAt != in.CheckedInAt || !slices.Equal(up.Files, in.Files) {
+			if up.Change != roster.Updated || up.CheckedInAt != in.CheckedInAt || !slices.Equal(up.Files, in.Files) {
 				fail("patch of %s: %+v", in.WorkerID, up)
 			}
 		}
@@ -180,104 +181,109 @@ func helperContend(p *Provider) contendReport {
 }
 
 // TestConcurrentProcesses runs 8 processes checking in, patching and
-// checking out against one new state directory at once: nothing is lost
+// checking out against one new roster (a state directory, or a PostgreSQL
+// database) at once: nothing is lost
 // or duplicated, ids are unique, and no SQLITE_BUSY surfaces within the
 // 3 s budget (opening included: all 8 create and migrate the same file).
 func TestConcurrentProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns 8 processes")
 	}
-	const procs, cycles = 8, 12
-	dir := filepath.Join(realTempDir(t), "state")
-	ws := "shared workspace"
-	type child struct {
-		cmd    *exec.Cmd
-		stdin  io.WriteCloser
-		stdout bytes.Buffer
-		stderr bytes.Buffer
-	}
-	children := make([]*child, procs)
-	for i := range children {
-		c := &child{cmd: helperCommand(os.Args[0], "contend", EnvStateDir+"="+dir, "HELPER_WS="+ws,
-			"HELPER_INDEX="+strconv.Itoa(i), "HELPER_CYCLES="+strconv.Itoa(cycles))}
-		c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
-		var err error
-		if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+	eachBackend(t, func(t *testing.T, base Config) {
+		const procs, cycles = 8, 12
+		dir := filepath.Join(base.StateDir, "state")
+		env := []string{roster.EnvStateDir + "=" + dir}
+		if base.DatabaseURL != "" {
+			env = append(env, roster.EnvDatabaseURL+"="+base.DatabaseURL)
+		}
+		ws := "shared workspace"
+		type child struct {
+			cmd    *exec.Cmd
+			stdin  io.WriteCloser
+			stdout bytes.Buffer
+			stderr bytes.Buffer
+		}
+		children := make([]*child, procs)
+		for i := range children {
+			c := &child{cmd: helperCommand(os.Args[0], "contend", append(env, "HELPER_WS="+ws,
+				"HELPER_INDEX="+strconv.Itoa(i), "HELPER_CYCLES="+strconv.Itoa(cycles))...)}
+			c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
+			var err error
+			if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			children[i] = c
+		}
+		for _, c := range children {
+			_, _ = io.WriteString(c.stdin, "go\n")
+			_ = c.stdin.Close()
+		}
+		created := map[string]int{}
+		kept := map[string]bool{}
+		var maxMs float64
+		for i, c := range children {
+			if err := c.cmd.Wait(); err != nil {
+				t.Fatalf("helper %d: %v\nstdout:\n%s\nstderr:\n%s", i, err, c.stdout.String(), c.stderr.String())
+			}
+			var rep contendReport
+			helperResult(t, c.stdout.String(), &rep)
+			for _, e := range rep.Errors {
+				t.Errorf("helper %d: %s", i, e)
+			}
+			if len(rep.Created) != cycles {
+				t.Errorf("helper %d created %d sessions, want %d", i, len(rep.Created), cycles)
+			}
+			for _, id := range rep.Created {
+				created[id]++
+			}
+			for _, id := range rep.Kept {
+				kept[id] = true
+			}
+			maxMs = max(maxMs, rep.MaxMs)
+		}
+		for id, n := range created {
+			if n > 1 {
+				t.Errorf("worker id %s handed out %d times", id, n)
+			}
+		}
+		if len(created) != procs*cycles {
+			t.Errorf("%d distinct sessions created, want %d", len(created), procs*cycles)
+		}
+		s := storeFor(t, Config{StateDir: dir, DatabaseURL: base.DatabaseURL})
+		rows, err := s.List(context.Background(), ws)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := c.cmd.Start(); err != nil {
-			t.Fatal(err)
+		var got, want []string
+		for _, r := range rows {
+			got = append(got, r.WorkerID)
+			if !strings.HasSuffix(r.Gist, "-updated") {
+				t.Errorf("kept session %s lost its patch: %q", r.WorkerID, r.Gist)
+			}
 		}
-		children[i] = c
-	}
-	for _, c := range children {
-		_, _ = io.WriteString(c.stdin, "go\n")
-		_ = c.stdin.Close()
-	}
-	created := map[string]int{}
-	kept := map[string]bool{}
-	var maxMs float64
-	for i, c := range children {
-		if err := c.cmd.Wait(); err != nil {
-			t.Fatalf("helper %d: %v\nstdout:\n%s\nstderr:\n%s", i, err, c.stdout.String(), c.stderr.String())
+		for id := range kept {
+			want = append(want, id)
 		}
-		var rep contendReport
-		helperResult(t, c.stdout.String(), &rep)
-		for _, e := range rep.Errors {
-			t.Errorf("helper %d: %s", i, e)
+		sort.Strings(got)
+		sort.Strings(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("final roster %v\nwant exactly the kept sessions %v", got, want)
 		}
-		if len(rep.Created) != cycles {
-			t.Errorf("helper %d created %d sessions, want %d", i, len(rep.Created), cycles)
-		}
-		for _, id := range rep.Created {
-			created[id]++
-		}
-		for _, id := range rep.Kept {
-			kept[id] = true
-		}
-		maxMs = max(maxMs, rep.MaxMs)
-	}
-	for id, n := range created {
-		if n > 1 {
-			t.Errorf("worker id %s handed out %d times", id, n)
-		}
-	}
-	if len(created) != procs*cycles {
-		t.Errorf("%d distinct sessions created, want %d", len(created), procs*cycles)
-	}
-	s := openStore(t, dir, Options{})
-	rows, err := s.List(context.Background(), ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got, want []string
-	for _, r := range rows {
-		got = append(got, r.WorkerID)
-		if !strings.HasSuffix(r.Gist, "-updated") {
-			t.Errorf("kept session %s lost its patch: %q", r.WorkerID, r.Gist)
-		}
-	}
-	for id := range kept {
-		want = append(want, id)
-	}
-	sort.Strings(got)
-	sort.Strings(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("final roster %v\nwant exactly the kept sessions %v", got, want)
-	}
-	t.Logf("%d processes x %d cycles: slowest call %.1f ms", procs, cycles, maxMs)
+		t.Logf("%d processes x %d cycles: slowest call %.1f ms", procs, cycles, maxMs)
+	})
 }
 
 // helperHold performs HELPER_OP and, inside its transaction, just before
 // the commit, announces HOLDING and sleeps until it is killed.
 func helperHold(p *Provider) {
-	p.storeHook = func(s *Store) {
-		s.hookTx = func(op, stage string) {
-			if stage == "commit" {
-				fmt.Println("HOLDING")
-				_ = os.Stdout.Sync()
-				time.Sleep(time.Hour)
-			}
+	p.cfg.Store.TxHook = func(op, stage string) {
+		if stage == "commit" {
+			fmt.Println("HOLDING")
+			_ = os.Stdout.Sync()
+			time.Sleep(time.Hour)
 		}
 	}
 	ws, id := os.Getenv("HELPER_WS"), os.Getenv("HELPER_WORKER")
@@ -297,11 +303,11 @@ func helperHold(p *Provider) {
 // is free for the next writer.
 func TestKillMidWrite(t *testing.T) {
 	dir := realTempDir(t)
-	s := openStore(t, dir, Options{})
+	s := openStore(t, dir, roster.Options{})
 	ctx := context.Background()
-	var seeded []Row
+	var seeded []roster.Row
 	for i := range 3 {
-		res, err := s.CheckIn(ctx, CheckInInput{Workspace: "w", Gist: fmt.Sprintf("committed %d", i), Files: []string{"a"}, HasFiles: true})
+		res, err := s.CheckIn(ctx, roster.CheckInInput{Workspace: "w", Gist: fmt.Sprintf("committed %d", i), Files: []string{"a"}, HasFiles: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,7 +315,7 @@ func TestKillMidWrite(t *testing.T) {
 	}
 	for _, op := range []string{"new", "update", "checkout"} {
 		t.Run(op, func(t *testing.T) {
-			cmd := helperCommand(os.Args[0], "hold", EnvStateDir+"="+dir, "HELPER_WS=w", "HELPER_OP="+op, "HELPER_WORKER="+seeded[0].WorkerID)
+			cmd := helperCommand(os.Args[0], "hold", roster.EnvStateDir+"="+dir, "HELPER_WS=w", "HELPER_OP="+op, "HELPER_WORKER="+seeded[0].WorkerID)
 			stdout, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -350,18 +356,18 @@ func TestKillMidWrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.EqualFunc(rows, seeded, func(a, b Row) bool {
+			if !slices.EqualFunc(rows, seeded, func(a, b roster.Row) bool {
 				return a.WorkerID == b.WorkerID && a.Gist == b.Gist && slices.Equal(a.Files, b.Files) && a.UpdatedAt == b.UpdatedAt
 			}) {
 				t.Fatalf("roster after kill -9:\n%+v\nwant the committed state:\n%+v", rows, seeded)
 			}
-			fresh, err := Open(ctx, dir, Options{}) // migrates nothing, passes quick_check
+			fresh, err := roster.Open(ctx, dir, roster.Options{}) // migrates nothing, passes quick_check
 			if err != nil {
 				t.Fatalf("reopen after kill -9: %v", err)
 			}
 			_ = fresh.Close()
 			start := time.Now()
-			res, err := s.CheckIn(ctx, CheckInInput{Workspace: "probe", Gist: "after the kill"})
+			res, err := s.CheckIn(ctx, roster.CheckInInput{Workspace: "probe", Gist: "after the kill"})
 			if err != nil {
 				t.Fatalf("write after kill -9: %v", err)
 			}
@@ -392,11 +398,11 @@ func TestReadOnlyStateDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	existing := filepath.Join(base, "existing")
-	s, err := Open(context.Background(), existing, Options{})
+	s, err := roster.Open(context.Background(), existing, roster.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CheckIn(context.Background(), CheckInInput{Workspace: "w", Gist: "kept"}); err != nil {
+	if _, err := s.CheckIn(context.Background(), roster.CheckInInput{Workspace: "w", Gist: "kept"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -443,7 +449,7 @@ func TestReadOnlyStateDir(t *testing.T) {
 			if err := json.Unmarshal(res.Error.Data, &d); err != nil {
 				t.Fatal(err)
 			}
-			if d.Reason != ReasonReadOnly || !strings.Contains(res.Error.Message, tc.blame) || !strings.Contains(d.Recovery.Hint, EnvStateDir) {
+			if d.Reason != roster.ReasonReadOnly || !strings.Contains(res.Error.Message, tc.blame) || !strings.Contains(d.Recovery.Hint, roster.EnvStateDir) {
 				t.Fatalf("error %+v data %+v", res.Error, d)
 			}
 		})
@@ -455,7 +461,7 @@ func TestReadOnlyStateDir(t *testing.T) {
 	for _, d := range []string{existing} {
 		_ = os.Chmod(d, 0o755)
 	}
-	again := openStore(t, existing, Options{})
+	again := openStore(t, existing, roster.Options{})
 	if rows, err := again.List(context.Background(), "w"); err != nil || len(rows) != 1 || rows[0].Gist != "kept" {
 		t.Fatalf("roster after the read-only attempts: %+v %v", rows, err)
 	}
@@ -499,7 +505,7 @@ func runAsNobody(t *testing.T, base string) runner {
 	}
 	return func(t *testing.T, stateDir, tool, args string) *sdk.Result {
 		t.Helper()
-		cmd := helperCommand(bin, "call", EnvStateDir+"="+stateDir, "HELPER_TOOL="+tool, "HELPER_ARGS="+args, "HOME="+base)
+		cmd := helperCommand(bin, "call", roster.EnvStateDir+"="+stateDir, "HELPER_TOOL="+tool, "HELPER_ARGS="+args, "HOME="+base)
 		cmd.Dir = base
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		var stdout, stderr bytes.Buffer

@@ -2,18 +2,20 @@
 // workspace check in with what they are doing and which files they plan to
 // touch, see everyone else who is active, and check out when done.
 //
-// The roster is a SQLite database (roster.sqlite in SHIFT_STATE_DIR, by
-// default ~/.local/state/shift-mcp-server) shared by every fluxgit process
-// of the user, so agents in separate clients see each other. Every mutation,
-// its id allocation and the roster snapshot it returns run in one
-// BEGIN IMMEDIATE transaction; lock waits are bounded (3 s); a busy,
-// corrupt or read-only store is an explicit tool error, never an in-memory
-// fallback.
+// The roster is internal/roster's store: by default a SQLite database
+// (roster.sqlite in SHIFT_STATE_DIR, by default
+// ~/.local/state/shift-mcp-server) shared by every fluxgit process of the
+// user, or, with SHIFT_DATABASE_URL, a PostgreSQL database shared across
+// machines. Every mutation, its id allocation and the roster snapshot it
+// returns run in one serialised transaction; waits are bounded (3 s); a
+// busy, corrupt, read-only or unreachable store is an explicit tool error,
+// never an in-memory fallback.
 //
 // Resources: shift://status (the default workspace) and the template
 // shift://status{?workspace}. After every committed real change this
-// process publishes the affected URIs through WatchResources; reads always
-// see what any process committed.
+// process publishes the affected URIs through WatchResources; with
+// PostgreSQL it also publishes the changes other processes commit (LISTEN/
+// NOTIFY). Reads always see what any process committed.
 package shiftroster
 
 import (
@@ -27,8 +29,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 	"unicode/utf8"
 
+	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
@@ -41,25 +45,17 @@ const (
 	ToolCheckOut = "shift_check_out"
 )
 
-// Row bounds, in characters; they mirror the tools' inputSchemas and
-// schemas/roster-row.schema.json. Every JSON-escaped character costs at
-// most 6 bytes, so one row is at most about 620 KB in any reply, whatever
-// it holds; rows stored beyond them are read back clipped (Row.Clipped).
-const (
-	MaxGistLen    = 1000
-	MaxFiles      = 100
-	MaxFileLen    = 1024
-	MaxSummaryLen = 1000
-)
+// MaxSummaryLen bounds a check-out summary in characters (the
+// inputSchema's maxLength). The row bounds live with the store
+// (roster.MaxGistLen, roster.MaxFiles, roster.MaxFileLen).
+const MaxSummaryLen = 1000
 
 // Reply bounds: a reply lists at most MaxListedWorkers rows, and stops
 // earlier when the rows' JSON, or separately their Markdown table lines,
 // would pass MaxListedBytes. The omitted workers and files are counted in
 // the reply, so the roster always answers and says what it left out.
-const (
-	MaxListedWorkers = 100
-	MaxListedBytes   = 1 << 20
-)
+// (roster.MaxListedWorkers is the row cap, applied by the store.)
+const MaxListedBytes = 1 << 20
 
 // Tool error codes (the roster's range, 10020-10029) with their
 // data.reason.
@@ -83,10 +79,17 @@ type Config struct {
 	// DefaultWorkspace is used for an omitted or empty workspace and for
 	// the bare shift://status. Empty means it could not be determined.
 	DefaultWorkspace string
+	// DatabaseURL, when set (SHIFT_DATABASE_URL), selects the PostgreSQL
+	// roster instead of roster.sqlite in StateDir.
+	DatabaseURL string
 	// Store tunes the store (tests shorten the budget).
-	Store Options
+	Store roster.Options
 	// Logger defaults to the SDK's stderr logger.
 	Logger *slog.Logger
+	// AgentPID is the fluxgit server process recorded as a worker's
+	// agent; zero means the parent process (built-in providers run as
+	// children of the host, whose presence record names its pid).
+	AgentPID int
 }
 
 // Provider serves shift_check_in, shift_check_out and the status
@@ -97,9 +100,10 @@ type Provider struct {
 	log *slog.Logger
 
 	mu    sync.Mutex
-	store *Store
-	// storeHook is applied to every store this provider opens (tests).
-	storeHook func(*Store)
+	store roster.Store
+	// stopRelay ends the goroutine publishing other processes' changes
+	// (PostgreSQL roster only).
+	stopRelay func()
 }
 
 var (
@@ -119,11 +123,11 @@ func (p *Provider) Describe() sdk.Description {
 // SHIFT_WORKSPACE, and the start directory for the default workspace
 // (resolved once, now, at provider start).
 func New() *Provider {
-	dir, dirErr := stateDirFromEnv(os.Getenv)
-	cfg := Config{StateDir: dir, StateDirErr: dirErr}
-	env := os.Getenv(EnvWorkspace)
+	dir, dirErr := roster.StateDirFromEnv(os.Getenv)
+	cfg := Config{StateDir: dir, StateDirErr: dirErr, DatabaseURL: roster.DatabaseURL()}
+	env := os.Getenv(roster.EnvWorkspace)
 	if cwd, err := os.Getwd(); err == nil || env != "" {
-		cfg.DefaultWorkspace = ResolveDefaultWorkspace(context.Background(), env, cwd, gitexecTopLevel)
+		cfg.DefaultWorkspace = roster.ResolveDefaultWorkspace(context.Background(), env, cwd, roster.GitexecTopLevel)
 	}
 	return NewWithConfig(cfg)
 }
@@ -149,38 +153,91 @@ func (p *Provider) Close() error {
 	if p.store == nil {
 		return nil
 	}
+	if p.stopRelay != nil {
+		p.stopRelay()
+		p.stopRelay = nil
+	}
 	err := p.store.Close()
 	p.store = nil
 	return err
 }
 
-func (p *Provider) openStore(ctx context.Context) (*Store, error) {
+func (p *Provider) openStore(ctx context.Context) (roster.Store, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.store != nil {
 		return p.store, nil
+	}
+	if p.cfg.DatabaseURL != "" {
+		s, err := roster.OpenPostgres(ctx, p.cfg.DatabaseURL, p.cfg.Store)
+		if err != nil {
+			// err names the database by its redacted URL only.
+			p.log.Warn("roster store unavailable", "database", roster.RedactURL(p.cfg.DatabaseURL), "err", err)
+			return nil, err
+		}
+		p.store = s
+		p.relay(s)
+		return s, nil
 	}
 	if p.cfg.StateDir == "" {
 		err := p.cfg.StateDirErr
 		if err == nil {
 			err = errors.New("no state directory configured")
 		}
-		return nil, &StoreError{Reason: ReasonUnavailable, Op: "open", Err: err}
+		return nil, &roster.StoreError{Reason: roster.ReasonUnavailable, Op: "open", Err: err}
 	}
-	s, err := Open(ctx, p.cfg.StateDir, p.cfg.Store)
+	s, err := roster.Open(ctx, p.cfg.StateDir, p.cfg.Store)
 	if err != nil {
 		p.log.Warn("roster store unavailable", "dir", p.cfg.StateDir, "err", err)
 		return nil, err
-	}
-	if p.storeHook != nil {
-		p.storeHook(s)
 	}
 	p.store = s
 	return s, nil
 }
 
 // Store returns the open store, opening it if needed.
-func (p *Provider) Store(ctx context.Context) (*Store, error) { return p.openStore(ctx) }
+func (p *Provider) Store(ctx context.Context) (roster.Store, error) { return p.openStore(ctx) }
+
+// relay publishes the changes other processes commit to a shared
+// (PostgreSQL) roster, so shift://status subscribers here hear a check-in
+// made on another machine. A change of a workspace whose name only came as
+// a hash is published when it is the default workspace; a resync (the
+// listening connection was re-established) publishes the default
+// workspace's URIs, so subscribers re-read.
+func (p *Provider) relay(n roster.Notifier) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	p.stopRelay = func() { cancel(); <-done }
+	defaultHash := roster.WorkspaceHash(p.cfg.DefaultWorkspace)
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-n.Changes():
+				switch {
+				case ev.Workspace != "":
+					p.publish(ev.Workspace)
+				case p.cfg.DefaultWorkspace != "" && (ev.Resync || ev.Hash == defaultHash):
+					p.publish(p.cfg.DefaultWorkspace)
+				}
+			}
+		}
+	}()
+}
+
+// WatchResources streams resource changes. With a PostgreSQL roster it
+// opens the store first, so this process listens for other processes'
+// changes from the moment anyone subscribes, not from its first call.
+func (p *Provider) WatchResources(ctx context.Context, ch chan<- sdk.ResourceChange) error {
+	if p.cfg.DatabaseURL != "" {
+		if _, err := p.openStore(ctx); err != nil {
+			p.log.Warn("roster notifications from other processes unavailable until the store opens", "err", err)
+		}
+	}
+	return p.Broadcaster.WatchResources(ctx, ch)
+}
 
 // CheckInData is the structuredContent of a successful shift_check_in:
 // the session (flat, as the shift server returns it), what the call
@@ -188,30 +245,34 @@ func (p *Provider) Store(ctx context.Context) (*Store, error) { return p.openSto
 // active workers (bounded, with what was left out) and the coordination
 // notice.
 type CheckInData struct {
-	WorkerID       string   `json:"workerId"`
-	Gist           string   `json:"gist"`
-	Files          []string `json:"files"`
-	CheckedInAt    string   `json:"checkedInAt"`
-	UpdatedAt      string   `json:"updatedAt"`
-	Change         Change   `json:"change"`
-	Workspace      string   `json:"workspace"`
-	StatusURI      string   `json:"statusUri"`
-	ActiveWorkers  []Row    `json:"activeWorkers"`
-	OmittedWorkers int      `json:"omittedWorkers"`
-	OmittedFiles   int      `json:"omittedFiles"`
-	Notice         string   `json:"notice"`
+	WorkerID    string         `json:"workerId"`
+	Gist        string         `json:"gist"`
+	Files       []string       `json:"files"`
+	Leases      []roster.Lease `json:"leases,omitempty"`
+	CheckedInAt string         `json:"checkedInAt"`
+	UpdatedAt   string         `json:"updatedAt"`
+	Change      roster.Change  `json:"change"`
+	// Overlaps is the one line naming the files you and other workers
+	// both touch where one of you holds a live lease; omitted when none.
+	Overlaps       string       `json:"overlaps,omitempty"`
+	Workspace      string       `json:"workspace"`
+	StatusURI      string       `json:"statusUri"`
+	ActiveWorkers  []roster.Row `json:"activeWorkers"`
+	OmittedWorkers int          `json:"omittedWorkers"`
+	OmittedFiles   int          `json:"omittedFiles"`
+	Notice         string       `json:"notice"`
 }
 
 // CheckOutData is the structuredContent of a successful shift_check_out.
 type CheckOutData struct {
-	Removed        bool   `json:"removed"`
-	WorkerID       string `json:"workerId"`
-	Summary        string `json:"summary,omitempty"`
-	Workspace      string `json:"workspace"`
-	StatusURI      string `json:"statusUri"`
-	ActiveWorkers  []Row  `json:"activeWorkers"`
-	OmittedWorkers int    `json:"omittedWorkers"`
-	OmittedFiles   int    `json:"omittedFiles"`
+	Removed        bool         `json:"removed"`
+	WorkerID       string       `json:"workerId"`
+	Summary        string       `json:"summary,omitempty"`
+	Workspace      string       `json:"workspace"`
+	StatusURI      string       `json:"statusUri"`
+	ActiveWorkers  []roster.Row `json:"activeWorkers"`
+	OmittedWorkers int          `json:"omittedWorkers"`
+	OmittedFiles   int          `json:"omittedFiles"`
 }
 
 // Recovery tells the agent what to do next.
@@ -221,14 +282,14 @@ type Recovery struct {
 
 // UnknownWorkerData is error.data of CodeUnknownWorker.
 type UnknownWorkerData struct {
-	Reason         string   `json:"reason"`
-	WorkerID       string   `json:"workerId"`
-	Workspace      string   `json:"workspace"`
-	StatusURI      string   `json:"statusUri"`
-	Recovery       Recovery `json:"recovery"`
-	ActiveWorkers  []Row    `json:"activeWorkers"`
-	OmittedWorkers int      `json:"omittedWorkers"`
-	OmittedFiles   int      `json:"omittedFiles"`
+	Reason         string       `json:"reason"`
+	WorkerID       string       `json:"workerId"`
+	Workspace      string       `json:"workspace"`
+	StatusURI      string       `json:"statusUri"`
+	Recovery       Recovery     `json:"recovery"`
+	ActiveWorkers  []roster.Row `json:"activeWorkers"`
+	OmittedWorkers int          `json:"omittedWorkers"`
+	OmittedFiles   int          `json:"omittedFiles"`
 }
 
 // StoreErrorData is error.data of the store error codes.
@@ -242,10 +303,12 @@ type StoreErrorData struct {
 }
 
 type checkInArgs struct {
-	Gist      string    `json:"gist"`
-	Files     *[]string `json:"files"`
-	Workspace string    `json:"workspace"`
-	WorkerID  string    `json:"workerId"`
+	Gist      string             `json:"gist"`
+	Files     *[]string          `json:"files"`
+	Claims    *map[string]string `json:"claims"`
+	LeaseMin  int                `json:"leaseMinutes"`
+	Workspace string             `json:"workspace"`
+	WorkerID  string             `json:"workerId"`
 }
 
 type checkOutArgs struct {
@@ -301,13 +364,13 @@ func checkLen(field, v string, lo, hi int) error {
 // anything else is an opaque name used exactly.
 func (p *Provider) workspace(arg string) (string, error) {
 	if arg != "" {
-		if err := checkLen("workspace", arg, 1, MaxWorkspaceLen); err != nil {
+		if err := checkLen("workspace", arg, 1, roster.MaxWorkspaceLen); err != nil {
 			return "", err
 		}
 		return arg, nil
 	}
 	if p.cfg.DefaultWorkspace == "" {
-		return "", invalid("arguments.workspace is required here: the default workspace is unknown (the start directory could not be read); pass workspace or set " + EnvWorkspace)
+		return "", invalid("arguments.workspace is required here: the default workspace is unknown (the start directory could not be read); pass workspace or set " + roster.EnvWorkspace)
 	}
 	return p.cfg.DefaultWorkspace, nil
 }
@@ -317,23 +380,41 @@ func (p *Provider) checkIn(ctx context.Context, call *sdk.Call) (*sdk.Result, er
 	if err := decode(call, &a); err != nil {
 		return nil, err
 	}
-	if err := checkLen("gist", a.Gist, 1, MaxGistLen); err != nil {
+	if err := checkLen("gist", a.Gist, 1, roster.MaxGistLen); err != nil {
 		return nil, err
 	}
-	in := CheckInInput{Gist: a.Gist}
+	in := roster.CheckInInput{Gist: a.Gist}
 	if a.Files != nil {
-		if len(*a.Files) > MaxFiles {
-			return nil, invalid(fmt.Sprintf("arguments.files must have at most %d items", MaxFiles))
+		if len(*a.Files) > roster.MaxFiles {
+			return nil, invalid(fmt.Sprintf("arguments.files must have at most %d items", roster.MaxFiles))
 		}
 		for i, f := range *a.Files {
-			if err := checkLen(fmt.Sprintf("files[%d]", i), f, 1, MaxFileLen); err != nil {
+			if err := checkLen(fmt.Sprintf("files[%d]", i), f, 1, roster.MaxFileLen); err != nil {
 				return nil, err
 			}
 		}
 		in.Files, in.HasFiles = *a.Files, true
 	}
+	if a.Claims != nil {
+		if len(*a.Claims) > roster.MaxFiles {
+			return nil, invalid(fmt.Sprintf("arguments.claims must have at most %d entries", roster.MaxFiles))
+		}
+		for f, m := range *a.Claims {
+			if m != roster.Shared && m != roster.Exclusive {
+				return nil, invalid(fmt.Sprintf("arguments.claims[%q] must be \"shared\" or \"exclusive\"", f))
+			}
+		}
+		in.Claims, in.HasClaims = *a.Claims, true
+	}
+	if a.LeaseMin != 0 {
+		if a.LeaseMin < 1 || time.Duration(a.LeaseMin)*time.Minute > roster.MaxLease {
+			return nil, invalid(fmt.Sprintf("arguments.leaseMinutes must be between 1 and %d", int(roster.MaxLease/time.Minute)))
+		}
+		in.LeaseFor = time.Duration(a.LeaseMin) * time.Minute
+	}
+	in.Agent = p.agent(call.Meta)
 	if a.WorkerID != "" {
-		id, ok := NormalizeWorkerID(a.WorkerID)
+		id, ok := roster.NormalizeWorkerID(a.WorkerID)
 		if !ok {
 			return nil, invalid("arguments.workerId must be 6 ASCII letters or digits")
 		}
@@ -349,23 +430,30 @@ func (p *Provider) checkIn(ctx context.Context, call *sdk.Call) (*sdk.Result, er
 		return p.storeFailure(err, ws)
 	}
 	res, err := store.CheckIn(ctx, in)
-	var uw *UnknownWorkerError
+	var (
+		uw *roster.UnknownWorkerError
+		ce *roster.ClaimError
+	)
 	if errors.As(err, &uw) {
 		return unknownWorker(uw), nil
+	}
+	if errors.As(err, &ce) {
+		return nil, invalid("arguments.claims: " + ce.Error())
 	}
 	if err != nil {
 		return p.storeFailure(err, ws)
 	}
-	if res.Change != Unchanged {
+	if res.Change != roster.Unchanged {
 		p.publish(ws)
 	}
 	l := ListRows(res.Workers, res.Totals)
 	d := &CheckInData{
-		WorkerID: res.Session.WorkerID, Gist: res.Session.Gist, Files: res.Session.Files,
+		WorkerID: res.Session.WorkerID, Gist: res.Session.Gist, Files: res.Session.Files, Leases: res.Session.Leases,
 		CheckedInAt: res.Session.CheckedInAt, UpdatedAt: res.Session.UpdatedAt, Change: res.Change,
 		Workspace: ws, StatusURI: QualifiedStatusURI(ws), ActiveWorkers: l.Rows,
 		OmittedWorkers: l.OmittedWorkers, OmittedFiles: l.OmittedFiles,
-		Notice: Notice(l.solo(res.Session.WorkerID)),
+		Notice:   Notice(l.solo(res.Session.WorkerID)),
+		Overlaps: OverlapLine(res.Workers, res.Session.WorkerID),
 	}
 	return ok(d, CheckInMarkdown(d))
 }
@@ -375,7 +463,7 @@ func (p *Provider) checkOut(ctx context.Context, call *sdk.Call) (*sdk.Result, e
 	if err := decode(call, &a); err != nil {
 		return nil, err
 	}
-	id, valid := NormalizeWorkerID(a.WorkerID)
+	id, valid := roster.NormalizeWorkerID(a.WorkerID)
 	if !valid {
 		return nil, invalid("arguments.workerId must be 6 ASCII letters or digits")
 	}
@@ -403,6 +491,21 @@ func (p *Provider) checkOut(ctx context.Context, call *sdk.Call) (*sdk.Result, e
 	return ok(d, CheckOutMarkdown(d))
 }
 
+// agent is who makes a call: the MCP client, this host and the fluxgit
+// server process.
+func (p *Provider) agent(m sdk.Meta) roster.Agent {
+	host, _ := os.Hostname()
+	pid := p.cfg.AgentPID
+	if pid == 0 {
+		pid = os.Getppid()
+	}
+	client := m.ClientName
+	if m.ClientVersion != "" && client != "" {
+		client += " " + m.ClientVersion
+	}
+	return roster.Agent{Client: client, Host: host, PID: pid}
+}
+
 func ok(data any, text string) (*sdk.Result, error) {
 	r, err := sdk.OK(Source, data)
 	if err != nil {
@@ -421,7 +524,7 @@ func (p *Provider) publish(ws string) {
 	}
 }
 
-func unknownWorker(e *UnknownWorkerError) *sdk.Result {
+func unknownWorker(e *roster.UnknownWorkerError) *sdk.Result {
 	d := &UnknownWorkerData{
 		Reason: ReasonUnknownWorker, WorkerID: e.WorkerID, Workspace: e.Workspace,
 		StatusURI: QualifiedStatusURI(e.Workspace),
@@ -438,7 +541,7 @@ func unknownWorker(e *UnknownWorkerError) *sdk.Result {
 // storeFailure turns a store error into its tool error. Cancellation and
 // anything unexpected stay Go errors (JSON-RPC errors from the host).
 func (p *Provider) storeFailure(err error, ws string) (*sdk.Result, error) {
-	var se *StoreError
+	var se *roster.StoreError
 	if !errors.As(err, &se) {
 		return nil, err
 	}
@@ -450,26 +553,50 @@ func (p *Provider) storeFailure(err error, ws string) (*sdk.Result, error) {
 	return r, nil
 }
 
-func describeStoreError(se *StoreError) (code int, message, hint string) {
+func describeStoreError(se *roster.StoreError) (code int, message, hint string) {
+	if se.Backend == roster.BackendPostgres {
+		return describePostgresError(se)
+	}
 	switch se.Reason {
-	case ReasonBusy:
+	case roster.ReasonBusy:
 		return CodeStoreBusy, "Roster store busy: another process held the roster lock for the whole wait budget",
 			"Retry the call shortly. If it keeps failing, a process may be stuck holding the lock on " + se.Path + "."
-	case ReasonCorrupt:
+	case roster.ReasonCorrupt:
 		return CodeStoreCorrupt, "Roster store corrupt: " + se.Path + " is not a usable SQLite roster",
 			"Move " + se.Path + " and its -wal and -shm files aside (the next call starts an empty roster), then check in again."
-	case ReasonReadOnly:
+	case roster.ReasonReadOnly:
 		return CodeStoreReadOnly, "Roster store read-only: " + se.Dir + " cannot be written",
-			"Make " + se.Dir + " and " + se.Path + " writable for this user, or set " + EnvStateDir + " to a writable local directory, then retry."
-	case ReasonIncompatible:
+			"Make " + se.Dir + " and " + se.Path + " writable for this user, or set " + roster.EnvStateDir + " to a writable local directory, then retry."
+	case roster.ReasonIncompatible:
 		return CodeStoreIncompatible, "Roster store written by a newer fluxgit",
-			"Upgrade fluxgit, or set " + EnvStateDir + " to another directory."
-	case ReasonUnsafe:
+			"Upgrade fluxgit, or set " + roster.EnvStateDir + " to another directory."
+	case roster.ReasonUnsafe:
 		return CodeStoreUnavailable, "Roster state directory unsafe: " + fmt.Sprint(se.Err),
-			se.fix + " Or set " + EnvStateDir + " to a private directory of your own (a missing one is created with mode 0700)."
+			se.Fix + " Or set " + roster.EnvStateDir + " to a private directory of your own (a missing one is created with mode 0700)."
 	}
 	return CodeStoreUnavailable, "Roster store unavailable",
-		"Set " + EnvStateDir + " to a writable directory on a local file system that supports SQLite locking, then retry."
+		"Set " + roster.EnvStateDir + " to a writable directory on a local file system that supports SQLite locking, then retry."
+}
+
+// describePostgresError words a PostgreSQL roster failure; se.Path is
+// the URL with its credentials redacted.
+func describePostgresError(se *roster.StoreError) (code int, message, hint string) {
+	switch se.Reason {
+	case roster.ReasonBusy:
+		return CodeStoreBusy, "Roster store busy: conflicting transactions on the PostgreSQL roster kept this call from committing within the wait budget",
+			"Retry the call shortly; nothing was changed."
+	case roster.ReasonCorrupt:
+		return CodeStoreCorrupt, "Roster store corrupt: the PostgreSQL roster holds a row this fluxgit cannot have written",
+			"Delete the malformed row from shift_roster_workers in " + se.Path + " (its worker id is in details), then retry."
+	case roster.ReasonReadOnly:
+		return CodeStoreReadOnly, "Roster store read-only: the PostgreSQL roster refuses this user's writes",
+			"Grant the user of " + roster.EnvDatabaseURL + " INSERT, UPDATE and DELETE on shift_roster_workers (or use a primary, not a standby), then retry."
+	case roster.ReasonIncompatible:
+		return CodeStoreIncompatible, "Roster store written by a newer fluxgit",
+			"Upgrade fluxgit, or point " + roster.EnvDatabaseURL + " at another database."
+	}
+	return CodeStoreUnavailable, "Roster store unavailable: the PostgreSQL roster at " + se.Path + " cannot be used",
+		"Check that the server named by " + roster.EnvDatabaseURL + " is running and reachable and its credentials are right (or unset it for the local SQLite roster), then retry; read shift://status to see what was committed."
 }
 
 // ReadResource serves shift://status and shift://status?workspace=NAME as
@@ -486,8 +613,8 @@ func (p *Provider) ReadResource(ctx context.Context, uri string, _ sdk.Meta) (*s
 		ws = p.cfg.DefaultWorkspace
 	}
 	var (
-		rows   []Row
-		totals Totals
+		rows   []roster.Row
+		totals roster.Totals
 	)
 	if !p.noRosterYet() {
 		store, err := p.openStore(ctx)
@@ -507,9 +634,9 @@ func (p *Provider) ReadResource(ctx context.Context, uri string, _ sdk.Meta) (*s
 func (p *Provider) noRosterYet() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.store != nil || p.cfg.StateDir == "" {
+	if p.store != nil || p.cfg.StateDir == "" || p.cfg.DatabaseURL != "" {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(p.cfg.StateDir, DatabaseName))
+	_, err := os.Stat(filepath.Join(p.cfg.StateDir, roster.DatabaseName))
 	return errors.Is(err, fs.ErrNotExist)
 }

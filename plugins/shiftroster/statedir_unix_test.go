@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fluxgit/fluxgit/internal/roster"
 )
 
 // A state directory someone else could write or redirect is refused with
@@ -55,7 +57,7 @@ func TestUnsafeStateDir(t *testing.T) {
 			mustMkdir(t, d, 0o700)
 			other := filepath.Join(base, "other")
 			mustMkdir(t, other, 0o700)
-			if err := os.Symlink(filepath.Join(other, DatabaseName), filepath.Join(d, DatabaseName)); err != nil {
+			if err := os.Symlink(filepath.Join(other, roster.DatabaseName), filepath.Join(d, roster.DatabaseName)); err != nil {
 				t.Fatal(err)
 			}
 			return d, other
@@ -82,7 +84,7 @@ func TestUnsafeStateDir(t *testing.T) {
 			if err := json.Unmarshal(res.Error.Data, &d); err != nil {
 				t.Fatal(err)
 			}
-			if d.Reason != ReasonUnsafe || !strings.Contains(d.Recovery.Hint, tt.hint) || !strings.Contains(d.Recovery.Hint, EnvStateDir) ||
+			if d.Reason != roster.ReasonUnsafe || !strings.Contains(d.Recovery.Hint, tt.hint) || !strings.Contains(d.Recovery.Hint, roster.EnvStateDir) ||
 				!strings.Contains(res.Text, "(reason state_dir_unsafe)") || !strings.Contains(res.Text, tt.hint) {
 				t.Fatalf("error %+v\ndata %+v\ntext %s", res.Error, d, res.Text)
 			}

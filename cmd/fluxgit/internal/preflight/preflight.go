@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -28,8 +29,8 @@ import (
 	"github.com/fluxgit/fluxgit/internal/gitexec"
 	"github.com/fluxgit/fluxgit/internal/privdir"
 	"github.com/fluxgit/fluxgit/internal/resultshape"
+	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/internal/rundir"
-	"github.com/fluxgit/fluxgit/plugins/shiftroster"
 )
 
 // Status is a check's outcome.
@@ -45,14 +46,16 @@ const (
 
 // Names of the checks, in the order Run reports them.
 const (
-	CheckConfig  = "config"
-	CheckRoots   = "roots"
-	CheckGit     = "git"
-	CheckRunDir  = "run-dir"
-	CheckState   = "state-dir"
-	CheckSignKey = "signing-key"
-	CheckLedger  = "ledger"
-	CheckGateway = "gateway"
+	CheckConfig = "config"
+	CheckRoots  = "roots"
+	CheckGit    = "git"
+	CheckRunDir = "run-dir"
+	CheckState  = "state-dir"
+	// CheckRosterDB is SHIFT_DATABASE_URL, the PostgreSQL roster.
+	CheckRosterDB = "roster-db"
+	CheckSignKey  = "signing-key"
+	CheckLedger   = "ledger"
+	CheckGateway  = "gateway"
 	// CheckResultShape is FLUXGIT_MCP_RESULT_SHAPE (package resultshape).
 	CheckResultShape = "result-shape"
 )
@@ -114,6 +117,7 @@ func Run(ctx context.Context, o Options) []Result {
 		checkGit(ctx, o),
 		checkRunDir(),
 		checkStateDir(),
+		checkRosterDB(ctx, o),
 		checkSignKey(o),
 		checkLedger(o),
 		checkGateway(o),
@@ -275,12 +279,43 @@ func checkRunDir() Result {
 }
 
 func checkStateDir() Result {
-	dir, err := shiftroster.StateDir()
+	dir, err := roster.StateDir()
 	if err != nil {
 		return Result{Name: CheckState, Status: Fail, Detail: "no roster state directory: " + err.Error(),
-			Fix: "set " + shiftroster.EnvStateDir + " to an absolute directory of your own"}
+			Fix: "set " + roster.EnvStateDir + " to an absolute directory of your own"}
 	}
 	return checkDir(CheckState, "roster state directory", dir, 0o022)
+}
+
+// rosterProbeTimeout bounds the doctor's connection to the roster
+// database, so a server that does not answer cannot stall serve's start.
+const rosterProbeTimeout = 2 * time.Second
+
+// checkRosterDB reports the PostgreSQL roster: its URL with credentials
+// redacted, whether it answers and its schema version. It reads only
+// (roster.ProbePostgres never creates or migrates). A database that does
+// not answer fails, but not fatally: every other tool still works.
+func checkRosterDB(ctx context.Context, o Options) Result {
+	raw, _ := o.lookup(roster.EnvDatabaseURL)
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return ok(CheckRosterDB, "none ("+roster.EnvDatabaseURL+" unset: the roster is roster.sqlite in the state directory)")
+	}
+	shown := roster.RedactURL(raw)
+	ctx, cancel := context.WithTimeout(ctx, rosterProbeTimeout)
+	defer cancel()
+	v, err := roster.ProbePostgres(ctx, raw)
+	switch {
+	case err != nil:
+		return Result{Name: CheckRosterDB, Status: Fail, Detail: "PostgreSQL roster " + shown + ": " + err.Error(),
+			Fix: "start or reach the server, correct " + roster.EnvDatabaseURL + " (a postgres:// URL; sslmode and the other libpq parameters pass through), or unset it for the local SQLite roster"}
+	case v == 0:
+		return ok(CheckRosterDB, "PostgreSQL roster "+shown+" (reachable; fluxgit creates the schema on first use)")
+	case v > roster.PostgresSchemaVersion:
+		return Result{Name: CheckRosterDB, Status: Fail, Detail: fmt.Sprintf("PostgreSQL roster %s has schema version %d, newer than this fluxgit (%d)", shown, v, roster.PostgresSchemaVersion),
+			Fix: "upgrade fluxgit, or point " + roster.EnvDatabaseURL + " at another database"}
+	}
+	return ok(CheckRosterDB, fmt.Sprintf("PostgreSQL roster %s (reachable, schema version %d)", shown, v))
 }
 
 func checkSignKey(o Options) Result {

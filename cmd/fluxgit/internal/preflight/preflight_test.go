@@ -90,7 +90,7 @@ func TestRunOrderAndFailed(t *testing.T) {
 	for _, r := range rs {
 		names = append(names, r.Name)
 	}
-	want := []string{CheckConfig, CheckRoots, CheckGit, CheckRunDir, CheckState, CheckSignKey, CheckLedger, CheckGateway, CheckResultShape}
+	want := []string{CheckConfig, CheckRoots, CheckGit, CheckRunDir, CheckState, CheckRosterDB, CheckSignKey, CheckLedger, CheckGateway, CheckResultShape}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("order %v, want %v", names, want)
 	}

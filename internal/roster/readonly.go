@@ -1,4 +1,4 @@
-package shiftroster
+package roster
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	_ "github.com/glebarez/go-sqlite" // registers the "sqlite" database/sql driver
 
@@ -18,7 +20,22 @@ import (
 
 // StateDir is the roster's state directory for this process:
 // SHIFT_STATE_DIR (made absolute) or DefaultStateDir.
-func StateDir() (string, error) { return stateDirFromEnv(os.Getenv) }
+func StateDir() (string, error) { return StateDirFromEnv(os.Getenv) }
+
+// ActiveForWorkTreeFromEnv is ActiveForWorkTree on the roster this
+// process is configured for: the PostgreSQL roster when
+// SHIFT_DATABASE_URL is set, else roster.sqlite in the state directory.
+// It reads only.
+func ActiveForWorkTreeFromEnv(ctx context.Context, root string) ([]WorkspaceRow, error) {
+	if u := DatabaseURL(); u != "" {
+		return ActiveForWorkTreePostgres(ctx, u, root)
+	}
+	dir, err := StateDir()
+	if err != nil {
+		return nil, err
+	}
+	return ActiveForWorkTree(ctx, dir, root)
+}
 
 // WorkspaceRow is one active check-in and the workspace it belongs to.
 type WorkspaceRow struct {
@@ -76,21 +93,32 @@ func ActiveForWorkTree(ctx context.Context, stateDir, root string) ([]WorkspaceR
 		return nil, err
 	}
 	var out []WorkspaceRow
+	// A version 1 roster has no leases or agent yet; reading it must not
+	// migrate it.
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return nil, fmt.Errorf("read roster version: %w", err)
+	}
+	query := boundedRows
+	if version < 2 {
+		query = strings.Replace(boundedRows, boundedExtras, boundedExtrasV1, 1)
+	}
 	for _, ws := range names {
-		q := boundedRows + "WHERE w.workspace = ? ORDER BY w.checked_in_at, w.worker_id LIMIT ?"
+		q := query + "WHERE w.workspace = ? ORDER BY w.checked_in_at, w.worker_id LIMIT ?"
 		rows, err := tx.QueryContext(ctx, q, boundedArgs(ws, MaxListedWorkers)...)
 		if err != nil {
 			return out, fmt.Errorf("read roster workspace %q: %w", ws, err)
 		}
 		for rows.Next() {
 			var r boundedRecord
-			if err := rows.Scan(&r.WorkerID, &r.Gist, &r.Files, &r.FilesOver, &r.CheckedInAt, &r.Updated); err != nil {
+			if err := rows.Scan(&r.WorkerID, &r.Gist, &r.Files, &r.FilesOver, &r.CheckedInAt, &r.Updated, &r.Leases, &r.Agent); err != nil {
 				continue
 			}
 			row, err := r.row()
 			if err != nil {
 				continue // a row this build cannot have written tells nothing reliable
 			}
+			markRow(&row, time.Now())
 			out = append(out, WorkspaceRow{Workspace: ws, Row: row})
 		}
 		err = rows.Err()

@@ -1,4 +1,4 @@
-package shiftroster
+package roster
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package shiftroster
+package roster
 
 import (
 	"context"
@@ -42,6 +42,16 @@ type Row struct {
 	// version or another program): its gist and file entries are cut to
 	// MaxGistLen and MaxFileLen and its files to the first MaxFiles.
 	Clipped bool `json:"clipped,omitempty"`
+	// Leases are the worker's claims on some of its files.
+	Leases []Lease `json:"leases,omitempty"`
+	// Agent is who checked the worker in, when known. It is kept out of
+	// replies (it would cost every row tokens and differ per machine); the
+	// guard, liveness and presence read it.
+	Agent *Agent `json:"-"`
+	// Stale: no live lease and its fluxgit process is gone.
+	Stale bool `json:"stale,omitempty"`
+	// stored are the leases as stored (with their lengths), for renewal.
+	stored []storedLease
 }
 
 // Totals count a workspace's whole roster. A reply may list fewer rows
@@ -59,6 +69,8 @@ type workerRecord struct {
 	Files       string `gorm:"column:files"` // JSON array of strings
 	CheckedInAt string `gorm:"column:checked_in_at"`
 	Updated     string `gorm:"column:updated_at;autoUpdateTime:false"`
+	Leases      string `gorm:"column:leases"` // JSON array of storedLease
+	Agent       string `gorm:"column:agent"`  // JSON Agent
 }
 
 func (workerRecord) TableName() string { return "workers" }
@@ -83,6 +95,9 @@ var migrations = []string{
 		updated_at    TEXT NOT NULL
 	) STRICT;
 	CREATE INDEX workers_by_workspace ON workers (workspace, checked_in_at, worker_id);`,
+	// 2: file leases and the agent that checked the worker in.
+	`ALTER TABLE workers ADD COLUMN leases TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(leases) AND json_type(leases) = 'array');
+	ALTER TABLE workers ADD COLUMN agent TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(agent) AND json_type(agent) = 'object');`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -105,12 +120,15 @@ const (
 // user) needs to fix it. It is never papered over with in-memory state.
 type StoreError struct {
 	Reason string // one of the Reason constants
-	Op     string // "open", "check-in", "check-out", "read"
-	Dir    string // state directory
-	Path   string // database file
-	Err    error
-	// fix, when set, is how to repair the state directory.
-	fix string
+	// Backend is BackendPostgres for the PostgreSQL roster; empty means
+	// SQLite.
+	Backend string
+	Op      string // "open", "check-in", "check-out", "read"
+	Dir     string // state directory
+	Path    string // database file
+	Err     error
+	// Fix, when set, is how to repair the state directory.
+	Fix string
 }
 
 func (e *StoreError) Error() string {
@@ -126,11 +144,16 @@ type Options struct {
 	Budget time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// TxHook, when set (tests only), runs inside every write transaction:
+	// with stage "begin" before its first statement and with stage
+	// "commit" after its mutation, just before the commit. Tests of the
+	// provider use it to hold a transaction open or die inside it.
+	TxHook func(op, stage string)
 }
 
-// Store is the SQLite roster shared by every process of one OS user that
+// SQLite is the SQLite roster shared by every process of one OS user that
 // uses the same state directory.
-type Store struct {
+type SQLite struct {
 	dir, path string
 	db        *gorm.DB
 	sqlDB     *sql.DB
@@ -162,8 +185,8 @@ func dsn(path string) string {
 // created 0700 and the database 0600 when they do not exist yet. Lock
 // contention is retried for at most the budget; a busy, corrupt or
 // read-only store is a *StoreError.
-func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
-	s := &Store{dir: dir, path: filepath.Join(dir, DatabaseName), budget: opts.Budget, now: opts.Now, writers: make(chan struct{}, 1)}
+func Open(ctx context.Context, dir string, opts Options) (*SQLite, error) {
+	s := &SQLite{dir: dir, path: filepath.Join(dir, DatabaseName), budget: opts.Budget, now: opts.Now, writers: make(chan struct{}, 1), hookTx: opts.TxHook}
 	if s.budget <= 0 {
 		s.budget = DefaultBudget
 	}
@@ -202,17 +225,17 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 }
 
 // Close releases the database handle.
-func (s *Store) Close() error { return s.sqlDB.Close() }
+func (s *SQLite) Close() error { return s.sqlDB.Close() }
 
 // Path is the database file.
-func (s *Store) Path() string { return s.path }
+func (s *SQLite) Path() string { return s.path }
 
 // prepareFiles creates the directory and the database file with private
 // permissions and refuses a state directory this process cannot write,
 // before SQLite gets a chance to fail with a vaguer message. It never
 // opens an existing database file: closing any descriptor of a SQLite file
 // drops this process's locks on it.
-func (s *Store) prepareFiles() error {
+func (s *SQLite) prepareFiles() error {
 	fail := func(reason string, err error) error {
 		return &StoreError{Reason: reason, Op: "open", Dir: s.dir, Path: s.path, Err: err}
 	}
@@ -226,7 +249,7 @@ func (s *Store) prepareFiles() error {
 			if pe.Problem == privdir.NotDirectory {
 				reason = ReasonUnavailable
 			}
-			return &StoreError{Reason: reason, Op: "open", Dir: s.dir, Path: s.path, Err: err, fix: pe.Fix()}
+			return &StoreError{Reason: reason, Op: "open", Dir: s.dir, Path: s.path, Err: err, Fix: pe.Fix()}
 		}
 		return fail(fsReason(err), fmt.Errorf("cannot create the state directory: %w", err))
 	}
@@ -248,13 +271,13 @@ func (s *Store) prepareFiles() error {
 	case st.Mode()&fs.ModeSymlink != 0:
 		return &StoreError{Reason: ReasonUnsafe, Op: "open", Dir: s.dir, Path: s.path,
 			Err: fmt.Errorf("%s is a symbolic link; the roster database is never reached through links", s.path),
-			fix: "Replace the link " + s.path + " with the database file itself, or move it aside to start an empty roster."}
+			Fix: "Replace the link " + s.path + " with the database file itself, or move it aside to start an empty roster."}
 	case !st.Mode().IsRegular():
 		return fail(ReasonUnavailable, fmt.Errorf("%s is not a regular file", s.path))
 	default:
 		if err := ownedByMe(st); err != nil {
 			return &StoreError{Reason: ReasonUnsafe, Op: "open", Dir: s.dir, Path: s.path, Err: fmt.Errorf("%s: %w", s.path, err),
-				fix: "Move " + s.path + " aside (the next call starts an empty roster), or use a state directory of your own."}
+				Fix: "Move " + s.path + " aside (the next call starts an empty roster), or use a state directory of your own."}
 		}
 		if err := writable(s.path); err != nil {
 			return fail(fsReason(err), fmt.Errorf("database file is not writable: %w", err))
@@ -277,7 +300,7 @@ var errTxLockIgnored = errors.New("the SQLite driver ignored _txlock=immediate: 
 // initialize switches to WAL, migrates, checks integrity and proves that
 // write transactions lock at BEGIN, retrying lock contention within the
 // budget.
-func (s *Store) initialize(ctx context.Context) error {
+func (s *SQLite) initialize(ctx context.Context) error {
 	deadline := time.Now().Add(s.budget)
 	return s.retry(ctx, "open", deadline, func() error {
 		return s.db.WithContext(ctx).Connection(func(c *gorm.DB) error {
@@ -303,7 +326,7 @@ func (s *Store) initialize(ctx context.Context) error {
 	})
 }
 
-func (s *Store) migrate(tx *gorm.DB) error {
+func (s *SQLite) migrate(tx *gorm.DB) error {
 	var version int
 	if err := tx.Raw("PRAGMA user_version").Scan(&version).Error; err != nil {
 		return err
@@ -324,7 +347,7 @@ func (s *Store) migrate(tx *gorm.DB) error {
 	return nil
 }
 
-func (s *Store) quickCheck(c *gorm.DB) error {
+func (s *SQLite) quickCheck(c *gorm.DB) error {
 	var lines []string
 	if err := c.Raw("PRAGMA quick_check").Scan(&lines).Error; err != nil {
 		return err
@@ -339,7 +362,7 @@ func (s *Store) quickCheck(c *gorm.DB) error {
 // verifyImmediate opens a write transaction and, before it runs any
 // statement, tries BEGIN IMMEDIATE on a second connection without waiting.
 // That must fail with SQLITE_BUSY: otherwise the driver dropped _txlock.
-func (s *Store) verifyImmediate(c *gorm.DB) error {
+func (s *SQLite) verifyImmediate(c *gorm.DB) error {
 	return c.Transaction(func(*gorm.DB) error {
 		return s.db.Connection(func(other *gorm.DB) error {
 			if err := other.Exec("PRAGMA busy_timeout = 0").Error; err != nil {
@@ -378,7 +401,7 @@ func setBusyTimeout(c *gorm.DB, deadline time.Time) error {
 // handler wait for at most busySlice; lock contention then rolls the
 // attempt back and it starts again after a short random pause, so fn must
 // have no effects outside its transaction.
-func (s *Store) retry(ctx context.Context, op string, deadline time.Time, fn func() error) error {
+func (s *SQLite) retry(ctx context.Context, op string, deadline time.Time, fn func() error) error {
 	var err error
 	for attempt := 0; ; attempt++ {
 		err = fn()
@@ -391,8 +414,9 @@ func (s *Store) retry(ctx context.Context, op string, deadline time.Time, fn fun
 		var (
 			se *StoreError
 			uw *UnknownWorkerError
+			ce *ClaimError
 		)
-		if errors.As(err, &se) || errors.As(err, &uw) {
+		if errors.As(err, &se) || errors.As(err, &uw) || errors.As(err, &ce) {
 			return err
 		}
 		if !isBusy(err) {
@@ -411,7 +435,7 @@ func (s *Store) retry(ctx context.Context, op string, deadline time.Time, fn fun
 	}
 }
 
-func (s *Store) busy(op string, err error) error {
+func (s *SQLite) busy(op string, err error) error {
 	return &StoreError{Reason: ReasonBusy, Op: op, Dir: s.dir, Path: s.path,
 		Err: fmt.Errorf("the roster stayed locked for the whole %s budget: %w", s.budget, err)}
 }
@@ -436,7 +460,7 @@ func isBusy(err error) bool {
 // classify turns a driver or file-system error into a StoreError. Errors
 // the store raised itself, the caller's cancellation and domain errors pass
 // through unchanged.
-func (s *Store) classify(op string, err error) error {
+func (s *SQLite) classify(op string, err error) error {
 	var se *StoreError
 	if err == nil || errors.As(err, &se) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -467,7 +491,7 @@ func (s *Store) classify(op string, err error) error {
 
 // read runs fn in a deferred (read-only) transaction: one consistent
 // snapshot of what every process has committed.
-func (s *Store) read(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
+func (s *SQLite) read(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
 	deadline := time.Now().Add(s.budget)
 	return s.retry(ctx, op, deadline, func() error {
 		return s.db.WithContext(ctx).Connection(func(c *gorm.DB) error {
@@ -481,7 +505,7 @@ func (s *Store) read(ctx context.Context, op string, fn func(tx *gorm.DB) error)
 
 // write runs fn in one BEGIN IMMEDIATE transaction: the write lock is held
 // from BEGIN, so everything fn reads is still true when it commits.
-func (s *Store) write(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
+func (s *SQLite) write(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
 	deadline := time.Now().Add(s.budget)
 	wait, cancel := context.WithDeadline(ctx, deadline)
 	select {
@@ -539,6 +563,15 @@ type CheckInInput struct {
 	// stored files are kept (a new session starts with none).
 	Files    []string
 	HasFiles bool
+	// Claims, when HasClaims, replace the leases: file -> Shared or
+	// Exclusive, every file one of the session's files. Otherwise the
+	// stored leases are kept (those still among the files) and renewed.
+	Claims    map[string]string
+	HasClaims bool
+	// LeaseFor is the length of new leases; zero means DefaultLease.
+	LeaseFor time.Duration
+	// Agent is who makes this check-in; it is recorded on the row.
+	Agent Agent
 }
 
 // Change says what a check-in did.
@@ -567,7 +600,7 @@ const maxIDAttempts = 64
 // CheckIn registers a new session or patches an existing one: the gist is
 // replaced, the files only when given, checkedInAt is kept. A patch that
 // changes nothing writes nothing.
-func (s *Store) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, error) {
+func (s *SQLite) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, error) {
 	if in.Files == nil {
 		in.Files = []string{}
 	}
@@ -581,7 +614,12 @@ func (s *Store) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, e
 		// side effects outside the transaction.
 		res = CheckInResult{}
 		id := in.WorkerID
-		now := s.now().UTC().Format(timeLayout)
+		t := s.now()
+		now := t.UTC().Format(timeLayout)
+		agentJSON, err := encodeAgent(in.Agent)
+		if err != nil {
+			return err
+		}
 		if id != "" {
 			old, found, err := sessionTx(tx, in.Workspace, id)
 			if err != nil {
@@ -592,34 +630,64 @@ func (s *Store) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, e
 				if err != nil {
 					return err
 				}
+				markTimes(workers, t)
 				return &UnknownWorkerError{WorkerID: id, Workspace: in.Workspace, Workers: workers, Totals: totals}
 			}
+			files := old.Files
+			if in.HasFiles {
+				files = in.Files
+			}
+			leases, claimsChanged, err := planLeases(old.stored, files, in, t)
+			if err != nil {
+				return err
+			}
 			// A clipped row is only known shortened: rewrite it whole.
-			changed := old.Clipped || old.Gist != in.Gist || (in.HasFiles && !slices.Equal(old.Files, in.Files))
-			res.Change = Unchanged
+			changed := old.Clipped || old.Gist != in.Gist || (in.HasFiles && !slices.Equal(old.Files, in.Files)) || claimsChanged
+			upd := map[string]any{}
 			if changed {
-				upd := map[string]any{"gist": in.Gist, "updated_at": now}
+				upd["gist"], upd["updated_at"] = in.Gist, now
 				if in.HasFiles || old.Clipped {
-					files := filesJSON
+					fj := filesJSON
 					if !in.HasFiles {
 						// Keep what the old row declared, within today's bounds.
-						if files, err = json.Marshal(old.Files); err != nil {
+						if fj, err = json.Marshal(old.Files); err != nil {
 							return err
 						}
 					}
-					upd["files"] = string(files)
+					upd["files"] = string(fj)
 				}
+			}
+			// Leases are renewed by every check-in, a change or not.
+			if changed || len(leases) > 0 || len(old.stored) > 0 {
+				if upd["leases"], err = encodeLeases(leases); err != nil {
+					return err
+				}
+			}
+			if in.Agent != (Agent{}) && (old.Agent == nil || *old.Agent != in.Agent) {
+				upd["agent"] = agentJSON
+			}
+			if len(upd) > 0 {
 				if err := tx.Model(&workerRecord{}).Where("worker_id = ? AND workspace = ?", id, in.Workspace).Updates(upd).Error; err != nil {
 					return err
 				}
+			}
+			res.Change = Unchanged
+			if changed {
 				res.Change = Updated
 			}
 		} else {
-			var err error
+			leases, _, err := planLeases(nil, in.Files, in, t)
+			if err != nil {
+				return err
+			}
+			leasesJSON, err := encodeLeases(leases)
+			if err != nil {
+				return err
+			}
 			if id, err = allocateID(tx); err != nil {
 				return err
 			}
-			rec := workerRecord{WorkerID: id, Workspace: in.Workspace, Gist: in.Gist, Files: string(filesJSON), CheckedInAt: now, Updated: now}
+			rec := workerRecord{WorkerID: id, Workspace: in.Workspace, Gist: in.Gist, Files: string(filesJSON), CheckedInAt: now, Updated: now, Leases: leasesJSON, Agent: agentJSON}
 			if err := tx.Create(&rec).Error; err != nil {
 				return err
 			}
@@ -632,8 +700,10 @@ func (s *Store) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, e
 		if !found {
 			return fmt.Errorf("worker %s vanished inside its own transaction", id)
 		}
+		markRow(&session, t)
 		res.Session = session
 		res.Workers, res.Totals, err = listTx(tx, in.Workspace)
+		markTimes(res.Workers, t)
 		return err
 	})
 	if err != nil {
@@ -668,7 +738,7 @@ type CheckOutResult struct {
 
 // CheckOut ends a session. An id without a session in the workspace is not
 // an error: Removed is false and nothing changes.
-func (s *Store) CheckOut(ctx context.Context, workspace, workerID string) (*CheckOutResult, error) {
+func (s *SQLite) CheckOut(ctx context.Context, workspace, workerID string) (*CheckOutResult, error) {
 	var res CheckOutResult
 	err := s.write(ctx, "check-out", func(tx *gorm.DB) error {
 		del := tx.Where("worker_id = ? AND workspace = ?", workerID, workspace).Delete(&workerRecord{})
@@ -676,6 +746,7 @@ func (s *Store) CheckOut(ctx context.Context, workspace, workerID string) (*Chec
 			return del.Error
 		}
 		workers, totals, err := listTx(tx, workspace)
+		markTimes(workers, s.now())
 		res = CheckOutResult{Removed: del.RowsAffected > 0, Workers: workers, Totals: totals}
 		return err
 	})
@@ -687,14 +758,14 @@ func (s *Store) CheckOut(ctx context.Context, workspace, workerID string) (*Chec
 
 // List returns the active workers of a workspace, oldest check-in first,
 // at most MaxListedWorkers of them (see Snapshot for the totals).
-func (s *Store) List(ctx context.Context, workspace string) ([]Row, error) {
+func (s *SQLite) List(ctx context.Context, workspace string) ([]Row, error) {
 	rows, _, err := s.Snapshot(ctx, workspace)
 	return rows, err
 }
 
 // Snapshot returns the oldest MaxListedWorkers active workers of a
 // workspace and the totals of all of them, read in one transaction.
-func (s *Store) Snapshot(ctx context.Context, workspace string) ([]Row, Totals, error) {
+func (s *SQLite) Snapshot(ctx context.Context, workspace string) ([]Row, Totals, error) {
 	var (
 		rows   []Row
 		totals Totals
@@ -702,9 +773,20 @@ func (s *Store) Snapshot(ctx context.Context, workspace string) ([]Row, Totals, 
 	err := s.read(ctx, "read", func(tx *gorm.DB) error {
 		var err error
 		rows, totals, err = listTx(tx, workspace)
+		markTimes(rows, s.now())
 		return err
 	})
 	return rows, totals, err
+}
+
+// Workspaces returns the names of the workspaces that have active
+// workers, sorted, at most limit of them.
+func (s *SQLite) Workspaces(ctx context.Context, limit int) ([]string, error) {
+	var names []string
+	err := s.read(ctx, "list workspaces", func(tx *gorm.DB) error {
+		return tx.Model(&workerRecord{}).Distinct("workspace").Order("workspace").Limit(limit).Pluck("workspace", &names).Error
+	})
+	return names, err
 }
 
 // boundedRows selects rows with every stored value cut near today's
@@ -723,8 +805,19 @@ const boundedRows = `SELECT w.worker_id AS worker_id,
 	     FROM (SELECT value FROM json_each(w.files) ORDER BY key LIMIT ?) AS f) END AS files,
 	length(CAST(w.files AS BLOB)) > ? AS files_over,
 	substr(w.checked_in_at, 1, 24) AS checked_in_at,
-	substr(w.updated_at, 1, 24) AS updated_at
+	substr(w.updated_at, 1, 24) AS updated_at,
+	` + boundedExtras + `
 	FROM workers AS w `
+
+// boundedExtras reads the leases and agent columns (schema version 2),
+// each replaced by an empty value when longer than any row within today's
+// bounds can hold. boundedExtrasV1 stands in for them on a version 1
+// roster that a read-only reader cannot migrate.
+const (
+	boundedExtras = `CASE WHEN length(CAST(w.leases AS BLOB)) <= ? THEN w.leases ELSE '[]' END AS leases,
+	CASE WHEN length(CAST(w.agent AS BLOB)) <= ? THEN w.agent ELSE '{}' END AS agent`
+	boundedExtrasV1 = `CASE WHEN ? THEN '[]' END AS leases, CASE WHEN ? THEN '{}' END AS agent`
+)
 
 // gistBytes holds MaxGistLen characters of any UTF-8 text plus one more
 // character, so a longer gist is recognised as longer.
@@ -736,7 +829,7 @@ const gistBytes = 4*MaxGistLen + 4
 const filesJSONBytes = MaxFiles*(6*MaxFileLen+3) + 2
 
 func boundedArgs(args ...any) []any {
-	return append([]any{gistBytes, filesJSONBytes, MaxFileLen, MaxFiles, filesJSONBytes}, args...)
+	return append([]any{gistBytes, filesJSONBytes, MaxFileLen, MaxFiles, filesJSONBytes, maxLeasesJSON, maxAgentJSON}, args...)
 }
 
 // boundedRecord is one row of boundedRows.
@@ -747,6 +840,8 @@ type boundedRecord struct {
 	FilesOver   bool   `gorm:"column:files_over"`
 	CheckedInAt string `gorm:"column:checked_in_at"`
 	Updated     string `gorm:"column:updated_at"`
+	Leases      string `gorm:"column:leases"`
+	Agent       string `gorm:"column:agent"`
 }
 
 // sessionTx reads one session, bounded like every listed row.
@@ -804,6 +899,7 @@ func (r boundedRecord) row() (Row, error) {
 			row.Files[i], row.Clipped = c, true
 		}
 	}
+	row.stored = decodeExtras(&row, r.Leases, r.Agent)
 	return row, nil
 }
 

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package shiftroster
+package roster
 
 import "io/fs"
 

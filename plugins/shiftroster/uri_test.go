@@ -1,92 +1,32 @@
 package shiftroster
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/fluxgit/fluxgit/internal/roster"
 )
-
-func gitInit(t *testing.T, dir string) {
-	t.Helper()
-	cmd := exec.Command("git", "init", "-q", dir)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-}
-
-func TestResolveDefaultWorkspace(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
-	base := realTempDir(t)
-	repo := filepath.Join(base, "repo")
-	sub := filepath.Join(repo, "src", "deep")
-	plain := filepath.Join(base, "plain", "dir")
-	for _, d := range []string{sub, plain} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gitInit(t, repo)
-	links := map[string]string{
-		filepath.Join(base, "link-to-repo"):  repo,
-		filepath.Join(base, "link-to-sub"):   sub,
-		filepath.Join(base, "link-to-plain"): plain,
-	}
-	for l, target := range links {
-		if err := os.Symlink(target, l); err != nil {
-			t.Skipf("symlinks unavailable: %v", err)
-		}
-	}
-	tests := []struct {
-		name, env, start, want string
-	}{
-		{"SHIFT_WORKSPACE wins, verbatim", "my-project ", sub, "my-project "},
-		{"work-tree root", "", repo, repo},
-		{"subdirectory collapses to the root", "", sub, repo},
-		{"symlink to the root", "", filepath.Join(base, "link-to-repo"), repo},
-		{"symlink to a subdirectory", "", filepath.Join(base, "link-to-sub"), repo},
-		{"path through a symlink", "", filepath.Join(base, "link-to-repo", "src"), repo},
-		{"outside git: the directory itself", "", plain, plain},
-		{"outside git, through a symlink: its real path", "", filepath.Join(base, "link-to-plain"), plain},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := ResolveDefaultWorkspace(context.Background(), tc.env, tc.start, gitexecTopLevel)
-			if got != tc.want {
-				t.Errorf("ResolveDefaultWorkspace(%q, %q) = %q, want %q", tc.env, tc.start, got, tc.want)
-			}
-		})
-	}
-	// Inside .git there is no work tree: the directory itself.
-	gitDir := filepath.Join(repo, ".git")
-	if got := ResolveDefaultWorkspace(context.Background(), "", gitDir, gitexecTopLevel); got != gitDir && got != repo {
-		t.Errorf("inside .git: %q", got)
-	}
-}
 
 func TestNewReadsEnvironment(t *testing.T) {
 	state := realTempDir(t)
-	t.Setenv(EnvStateDir, state)
-	t.Setenv(EnvWorkspace, "from-env")
+	t.Setenv(roster.EnvStateDir, state)
+	t.Setenv(roster.EnvWorkspace, "from-env")
 	p := New()
 	defer p.Close()
 	if p.DefaultWorkspace() != "from-env" || p.cfg.StateDir != state {
 		t.Fatalf("config %+v", p.cfg)
 	}
-	t.Setenv(EnvStateDir, "")
+	t.Setenv(roster.EnvStateDir, "")
 	t.Setenv("HOME", "/home/someone")
-	dir, err := stateDirFromEnv(os.Getenv)
+	dir, err := roster.StateDirFromEnv(os.Getenv)
 	if err != nil || dir != "/home/someone/.local/state/shift-mcp-server" {
 		t.Fatalf("default state dir %q %v", dir, err)
 	}
-	t.Setenv(EnvStateDir, "relative/dir")
-	dir, err = stateDirFromEnv(os.Getenv)
+	t.Setenv(roster.EnvStateDir, "relative/dir")
+	dir, err = roster.StateDirFromEnv(os.Getenv)
 	if err != nil || !filepath.IsAbs(dir) || !strings.HasSuffix(dir, "relative/dir") {
 		t.Fatalf("relative SHIFT_STATE_DIR: %q %v", dir, err)
 	}
@@ -131,7 +71,7 @@ func TestStatusURIs(t *testing.T) {
 		{"shift://status?Workspace=a", "", false, false},
 		{"shift://status?", "", false, false},
 		{"SHIFT://status", "", false, false},
-		{"shift://status?workspace=" + strings.Repeat("x", MaxWorkspaceLen+1), "", false, false},
+		{"shift://status?workspace=" + strings.Repeat("x", roster.MaxWorkspaceLen+1), "", false, false},
 	} {
 		ws, def, ok := ParseStatusURI(tc.uri)
 		if ws != tc.ws || def != tc.def || ok != tc.ok {
@@ -145,7 +85,7 @@ func FuzzStatusURIRoundTrip(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, ws string) {
-		if ws == "" || !utf8.ValidString(ws) || utf8.RuneCountInString(ws) > MaxWorkspaceLen {
+		if ws == "" || !utf8.ValidString(ws) || utf8.RuneCountInString(ws) > roster.MaxWorkspaceLen {
 			return
 		}
 		uri := QualifiedStatusURI(ws)
