@@ -79,6 +79,11 @@ func rel(importPath string) string {
 	return ""
 }
 
+// dataRoot reports the embedded-data packages at the top (schemas/ and
+// spec/: JSON Schemas and YAML with an embed.FS and nothing else), which sit
+// under every floor; TestDataRootsImportNothing keeps them so.
+func dataRoot(r string) bool { return r == "schemas" || r == "spec" }
+
 // provider names the provider a package under plugins/ belongs to
 // ("plugins/gitread/fleet" → "gitread"), or "" for anything else.
 func provider(r string) string {
@@ -103,8 +108,8 @@ func TestLayering(t *testing.T) {
 				continue
 			}
 			switch {
-			case strings.HasPrefix(r, "internal/") && !strings.HasPrefix(dr, "internal/"):
-				t.Errorf("%s (ground floor) imports %s: internal/ may import only internal/; move what it needs down or pass it in", r, dr)
+			case strings.HasPrefix(r, "internal/") && !strings.HasPrefix(dr, "internal/") && !dataRoot(dr):
+				t.Errorf("%s (ground floor) imports %s: internal/ may import only internal/ and the embedded data of schemas/ and spec/; move what it needs down or pass it in", r, dr)
 			case provider(r) != "":
 				if pr := provider(dr); pr != "" && pr != provider(r) {
 					t.Errorf("provider %s imports provider %s (%s): share it through a named internal/ package or the host", provider(r), pr, dr)
@@ -118,6 +123,21 @@ func TestLayering(t *testing.T) {
 				if !strings.HasPrefix(dr, "internal/") && !strings.HasPrefix(dr, "plugins/sdk") {
 					t.Errorf("the SDK imports %s: it may import only internal/", dr)
 				}
+			}
+		}
+	}
+}
+
+// The embedded-data roots may be imported from the ground floor only while
+// they import nothing of the module themselves.
+func TestDataRootsImportNothing(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if !dataRoot(rel(p.ImportPath)) {
+			continue
+		}
+		for _, d := range p.Deps {
+			if rel(d) != "" {
+				t.Errorf("%s imports %s: the data roots must stay leaves", rel(p.ImportPath), rel(d))
 			}
 		}
 	}
