@@ -82,8 +82,6 @@ type BranchStackData struct {
 	ReadOnly              bool           `json:"readOnly"`
 }
 
-func init() { register("repo.branchStack", (*Provider).branchStack) }
-
 type refInfo struct{ oid, upstream string }
 
 func refLabel(ref string) string {

@@ -81,8 +81,6 @@ type BriefData struct {
 
 var conventionalRe = regexp.MustCompile(`^[a-z]{1,12}(\([^()]*\))?!?:\s*\S`)
 
-func init() { register("repo.brief", (*Provider).repoBrief) }
-
 func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
 	var a briefArgs
 	if err := decode(call, &a); err != nil {

@@ -101,8 +101,6 @@ type NoConflictData struct {
 	Hint       string `json:"hint"`
 }
 
-func init() { register("conflict.read", (*Provider).conflictRead) }
-
 type unmerged struct {
 	path  []byte
 	modes [4]string

@@ -10,8 +10,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { register("repo.conflictPreflight", (*Provider).conflictPreflight) }
-
 type preflightArgs struct {
 	RepoPath   string       `json:"repoPath"`
 	RepoID     string       `json:"repoId"`

@@ -21,11 +21,6 @@ import (
 // textDiffArguments and named in rejectedArguments instead of failing the
 // call.
 
-func init() {
-	registerResult("diff.semantic", semanticTool(func(o *semanticOutcome) any { return o.semantic() }))
-	registerResult("diff.semanticFallbacks", semanticTool(func(o *semanticOutcome) any { return o.fallbacks() }))
-}
-
 type semanticArgs struct {
 	RepoPath string `json:"repoPath"`
 	RepoID   string `json:"repoId"`
@@ -88,7 +83,7 @@ type semanticOutcome struct {
 	gateway *gatewaySemantic
 }
 
-// semanticTool wraps the shared work of both tools. Like register, it does
+// semanticTool wraps the shared work of both tools. Like read, it does
 // the whole call again when a repository moved during a git call.
 func semanticTool(render func(*semanticOutcome) any) toolFunc {
 	return func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {

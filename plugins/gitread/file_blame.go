@@ -14,8 +14,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { register("file.blame", (*Provider).fileBlame) }
-
 type fileBlameArgs struct {
 	RepoPath         string       `json:"repoPath"`
 	RepoID           string       `json:"repoId"`

@@ -18,8 +18,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { register("file.read", (*Provider).fileRead) }
-
 type fileReadArgs struct {
 	RepoPath   string       `json:"repoPath"`
 	RepoID     string       `json:"repoId"`

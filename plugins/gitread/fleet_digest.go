@@ -21,8 +21,6 @@ import (
 // <runDir>/repos/*.path, where runDir is FLUXGIT_RUN_DIR (read at call
 // time) or the per-OS default.
 
-func init() { register("fleet.digest", (*Provider).fleetDigest) }
-
 const (
 	digestMaxRepos       = 500
 	digestEventsPerRepo  = 200

@@ -13,8 +13,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { register("fleet.radar", (*Provider).fleetRadar) }
-
 // radarMaxPaths bounds the predicted conflict paths listed per repository.
 const radarMaxPaths = 20
 

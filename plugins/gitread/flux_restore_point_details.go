@@ -7,8 +7,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { registerFluxGit("flux.restorePointDetails", (*Provider).fluxRestorePointDetails) }
-
 // RestorePointDetailsData is the flux.restorePointDetails payload.
 type RestorePointDetailsData struct {
 	RestorePoint     *RestorePoint `json:"restorePoint"`

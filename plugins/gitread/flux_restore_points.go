@@ -6,8 +6,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { registerFluxGit("flux.restorePoints", (*Provider).fluxRestorePoints) }
-
 // RestorePointsData is the flux.restorePoints payload.
 type RestorePointsData struct {
 	RestorePoints    []RestorePoint `json:"restorePoints"`

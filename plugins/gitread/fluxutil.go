@@ -56,10 +56,11 @@ type fxGatewayError struct {
 	FreeShellAlternative []string `json:"freeShellAlternative"`
 }
 
-// registerFluxGit adds a FluxGit-required tool: gated on the gateway, then
+// fluxGit wraps a FluxGit-required tool: gated on the gateway, then
 // served like a local read.
-func registerFluxGit(name string, fn func(p *Provider, ctx context.Context, call *sdk.Call) (any, error)) {
-	registerResult(name, func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
+func fluxGit(fn func(p *Provider, ctx context.Context, call *sdk.Call) (any, error)) toolFunc {
+	return func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
+		name := call.Tool
 		if _, ok := fluxbridge.FromEnv(); !ok {
 			return sdk.Fail("", CodeGatewayNotConfigured, MessageGatewayNotConfigured, fxGatewayError{
 				Tool: name, Tier: "fluxgit", GatewayConfigured: false,
@@ -73,7 +74,7 @@ func registerFluxGit(name string, fn func(p *Provider, ctx context.Context, call
 			}), nil
 		}
 		return finish(fn(p, ctx, call))
-	})
+	}
 }
 
 type fxFluxArgs struct {

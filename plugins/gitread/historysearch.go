@@ -12,8 +12,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { register("history.search", (*Provider).historySearch) }
-
 type historySearchArgs struct {
 	RepoPath   string       `json:"repoPath"`
 	RepoID     string       `json:"repoId"`

@@ -63,17 +63,14 @@ var (
 func (p *Provider) Describe() sdk.Description { return sdk.Description{Tools: Tools()} }
 
 // toolFunc serves one tool. Most tools return their data (or an error
-// that finish maps to a tool error); tools whose results are not plain
-// local-git data (gateway-gated, say) build the *sdk.Result themselves.
+// that finish maps to a tool error) and are wrapped by read; tools whose
+// results are not plain local-git data (gateway-gated, say) build the
+// *sdk.Result themselves. Every tool is one line of the table in tools.go.
 type toolFunc func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error)
 
-// tools is the dispatch table; each tool's file registers itself in init,
-// so adding a tool touches no shared code.
-var tools = map[string]toolFunc{}
-
-// register adds a data-returning tool.
-func register(name string, fn func(p *Provider, ctx context.Context, call *sdk.Call) (any, error)) {
-	registerResult(name, func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
+// read wraps a data-returning tool: finish maps its outcome to the result.
+func read(fn func(p *Provider, ctx context.Context, call *sdk.Call) (any, error)) toolFunc {
+	return func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
 		// A repository moved during a git call (gitexec.ErrMoved) is
 		// usually an innocent rename next to it inside a busy root; the
 		// tools only read, so the whole call is simply done again, with
@@ -87,21 +84,14 @@ func register(name string, fn func(p *Provider, ctx context.Context, call *sdk.C
 			}
 			return finish(data, err)
 		}
-	})
+	}
 }
 
 // movedAttempts is how often a call that hit gitexec.ErrMoved is tried.
 const movedAttempts = 3
 
-// registerResult adds a tool that builds its own result.
-func registerResult(name string, fn toolFunc) {
-	if _, dup := tools[name]; dup {
-		panic("gitread: tool registered twice: " + name)
-	}
-	tools[name] = fn
-}
-
-// Tools lists the registered tool names (for tests and `fluxgit providers`).
+// Tools lists the served tool names, sorted (for tests and `fluxgit
+// providers`).
 func Tools() []string {
 	names := make([]string, 0, len(tools))
 	for n := range tools {
@@ -109,14 +99,6 @@ func Tools() []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-func init() {
-	register("repo.status", (*Provider).repoStatus)
-	register("repo.refs", (*Provider).repoRefs)
-	register("repo.history", (*Provider).repoHistory)
-	register("commit.details", (*Provider).commitDetails)
-	register("diff.text", (*Provider).diffText)
 }
 
 // CallTool dispatches one tool call. Git failures and refusals come back as

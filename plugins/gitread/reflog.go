@@ -53,8 +53,6 @@ const reflogGuidance = "The reflog records where this ref pointed after each upd
 	"head=newCommit). To recover, propose a new branch at that newCommit (operation.preview.branch) rather " +
 	"than resetting; nothing here changes the repository."
 
-func init() { register("repo.reflog", (*Provider).repoReflog) }
-
 func (p *Provider) repoReflog(ctx context.Context, call *sdk.Call) (any, error) {
 	var a reflogArgs
 	if err := decode(call, &a); err != nil {

@@ -6,8 +6,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { registerFluxGit("safety.eventDetails", (*Provider).safetyEventDetails) }
-
 // EventDetailsData is the safety.eventDetails payload.
 type EventDetailsData struct {
 	Event            *TimelineEvent `json:"event"`

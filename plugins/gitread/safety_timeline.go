@@ -6,8 +6,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { registerFluxGit("safety.timeline", (*Provider).safetyTimeline) }
-
 // TimelineData is the safety.timeline payload.
 type TimelineData struct {
 	Events                []TimelineEvent `json:"events"`

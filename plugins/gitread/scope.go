@@ -63,8 +63,6 @@ type ScopeOwners struct {
 	Truncated bool `json:"truncated"`
 }
 
-func init() { register("repo.scope", (*Provider).repoScope) }
-
 func (p *Provider) repoScope(ctx context.Context, call *sdk.Call) (any, error) {
 	var a scopeArgs
 	if err := decode(call, &a); err != nil {

@@ -51,8 +51,6 @@ type SubmoduleData struct {
 	Path    *string `json:"path"`
 }
 
-func init() { register("submodule.status", (*Provider).submoduleStatus) }
-
 func (p *Provider) submoduleStatus(ctx context.Context, call *sdk.Call) (any, error) {
 	var a submoduleArgs
 	if err := decode(call, &a); err != nil {

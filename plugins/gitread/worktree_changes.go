@@ -29,8 +29,6 @@ type WorktreeChangesData struct {
 	Truncated      bool          `json:"truncated"`
 }
 
-func init() { register("worktree.changes", (*Provider).worktreeChanges) }
-
 func (p *Provider) worktreeChanges(ctx context.Context, call *sdk.Call) (any, error) {
 	var a repoOnlyArgs
 	if err := decode(call, &a); err != nil {

@@ -38,8 +38,6 @@ type WorktreeListData struct {
 	Truncated bool       `json:"truncated"`
 }
 
-func init() { register("worktree.list", (*Provider).worktreeList) }
-
 func (p *Provider) worktreeList(ctx context.Context, call *sdk.Call) (any, error) {
 	var a repoOnlyArgs
 	if err := decode(call, &a); err != nil {
