@@ -18,8 +18,8 @@ type preflightArgs struct {
 	MaxPaths   *json.Number `json:"maxPaths"`
 }
 
-// PreflightData is the repo.conflictPreflight payload.
-type PreflightData struct {
+// preflightData is the repo.conflictPreflight payload.
+type preflightData struct {
 	CurrentRef               string   `json:"currentRef"`
 	TargetRef                string   `json:"targetRef"`
 	CurrentOID               string   `json:"currentOid"`
@@ -86,7 +86,7 @@ func (p *Provider) conflictPreflight(ctx context.Context, call *sdk.Call) (any, 
 	); err != nil {
 		return nil, err
 	}
-	d := &PreflightData{
+	d := &preflightData{
 		CurrentRef: a.CurrentRef, TargetRef: a.TargetRef, CurrentOID: cur, TargetOID: tgt,
 		ConflictingPaths: []string{}, ReadOnly: true, ApprovalRequiredForMerge: true,
 	}

@@ -33,13 +33,13 @@ import (
 
 // Source is the Result.Source of every answer: the data came from git on
 // this machine.
-const Source = "local-git"
+const source = "local-git"
 
-// CodeGitFailed and MessageGitFailed form the tool error for any failed or
+// codeGitFailed and messageGitFailed form the tool error for any failed or
 // refused git call; its data is {command, details}.
 const (
-	CodeGitFailed    = 10010
-	MessageGitFailed = "Local git fallback failed"
+	codeGitFailed    = 10010
+	messageGitFailed = "Local git fallback failed"
 )
 
 // Provider serves the git-read tools.
@@ -147,7 +147,7 @@ func newFailData(command []string, details string) failData {
 // finish turns a tool's outcome into the provider answer.
 func finish(data any, err error) (*sdk.Result, error) {
 	if err == nil {
-		return sdk.OK(Source, data)
+		return sdk.OK(source, data)
 	}
 	var (
 		ae *sdk.ArgumentError
@@ -158,9 +158,9 @@ func finish(data any, err error) (*sdk.Result, error) {
 	case errors.As(err, &ae):
 		return nil, ae
 	case errors.As(err, &f):
-		return sdk.Fail(Source, CodeGitFailed, MessageGitFailed, newFailData(f.command, f.details)), nil
+		return sdk.Fail(source, codeGitFailed, messageGitFailed, newFailData(f.command, f.details)), nil
 	case errors.As(err, &ge):
-		return sdk.Fail(Source, CodeGitFailed, MessageGitFailed, newFailData(ge.Command, ge.Details)), nil
+		return sdk.Fail(source, codeGitFailed, messageGitFailed, newFailData(ge.Command, ge.Details)), nil
 	}
 	return nil, err
 }

@@ -86,9 +86,9 @@ func parseRefsQuery(a *refsArgs) (refsQuery, error) {
 // refPrefixes maps the listed ref kinds to the namespaces for-each-ref reads.
 var refPrefixes = map[string]string{kindBranches: "refs/heads", kindRemoteBranches: "refs/remotes", kindTags: "refs/tags"}
 
-// RefsData is the repo.refs payload. Remote URLs are never included: they
+// refsData is the repo.refs payload. Remote URLs are never included: they
 // can embed credentials.
-type RefsData struct {
+type refsData struct {
 	// Head is the current branch's short name, or "HEAD" when detached.
 	Head     string `json:"head"`
 	Detached bool   `json:"detached"`
@@ -171,7 +171,7 @@ func (p *Provider) repoRefs(ctx context.Context, call *sdk.Call) (any, error) {
 		return nil, err
 	}
 
-	d := &RefsData{}
+	d := &refsData{}
 	local, remote, remotes, stashes := capped{max: otherMax}, capped{max: otherMax}, capped{max: otherMax}, capped{max: otherMax}
 	tags := capped{max: tagMax}
 	hasStash := false
