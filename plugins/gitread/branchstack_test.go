@@ -27,7 +27,7 @@ func upstreamRepo(t *testing.T) string {
 func TestBranchStack(t *testing.T) {
 	t.Run("diverged from upstream", func(t *testing.T) {
 		repo := upstreamRepo(t)
-		var d BranchStackData
+		var d branchStackData
 		mustOK(t, "repo.branchStack", map[string]any{"repoPath": repo}, &d)
 		if d.Current.Ref != "refs/heads/main" || d.Current.Ahead != 1 || d.Current.Behind != 1 || d.Upstream == nil ||
 			d.Upstream.Label != "origin/main" || d.Risk != "high" || d.Base == nil || d.Base.Label != "origin/main" {
@@ -53,12 +53,12 @@ func TestBranchStack(t *testing.T) {
 		commitAll(t, repo, "sibling")
 		git(t, repo, "checkout", "-q", "feature")
 
-		var d BranchStackData
+		var d branchStackData
 		mustOK(t, "repo.branchStack", map[string]any{"repoPath": repo}, &d)
 		if d.Base == nil || d.Base.Ref != "refs/heads/main" || d.Base.Distance.AheadFromBase != 1 || d.Upstream != nil || d.Risk != "medium" {
 			t.Fatalf("%+v", d)
 		}
-		got := map[string]StackRelated{}
+		got := map[string]stackRelated{}
 		for _, r := range d.Related {
 			got[r.Label] = r
 		}
@@ -67,7 +67,7 @@ func TestBranchStack(t *testing.T) {
 			got["sibling"].AheadOfCurrent != 1 || got["sibling"].BehindCurrent != 1 || len(d.Related) != 3 {
 			t.Fatalf("%+v", d.Related)
 		}
-		var small BranchStackData
+		var small branchStackData
 		mustOK(t, "repo.branchStack", map[string]any{"repoPath": repo, "maxRelated": 1, "baseCandidates": []string{"nope", "sibling"}}, &small)
 		if len(small.Related) != 1 || !small.RelatedTruncated || small.Base.Label != "sibling" {
 			t.Fatalf("%+v", small)
@@ -76,7 +76,7 @@ func TestBranchStack(t *testing.T) {
 	t.Run("detached and no base", func(t *testing.T) {
 		repo := newRepo(t)
 		git(t, repo, "checkout", "-q", "--detach")
-		var d BranchStackData
+		var d branchStackData
 		raw := mustOK(t, "repo.branchStack", map[string]any{"repoPath": repo, "baseCandidates": []string{"trunk"}}, &d)
 		if d.Current.Ref != "HEAD" || d.Base != nil || d.Upstream != nil {
 			t.Fatal(raw)

@@ -23,8 +23,8 @@ type briefArgs struct {
 	RecentCommits *json.Number `json:"recentCommits"`
 }
 
-// BriefHead is the branch state.
-type BriefHead struct {
+// briefHead is the branch state.
+type briefHead struct {
 	Branch   *string `json:"branch"`
 	Detached bool    `json:"detached"`
 	Sha      *string `json:"sha"`
@@ -33,8 +33,8 @@ type BriefHead struct {
 	Behind   int64   `json:"behind"`
 }
 
-// BriefTree counts work-tree changes.
-type BriefTree struct {
+// briefTree counts work-tree changes.
+type briefTree struct {
 	Clean      bool  `json:"clean"`
 	Staged     int64 `json:"staged"`
 	Unstaged   int64 `json:"unstaged"`
@@ -42,33 +42,33 @@ type BriefTree struct {
 	Conflicted int64 `json:"conflicted"`
 }
 
-// BriefSubmodule is a submodule that needs attention.
-type BriefSubmodule struct {
+// briefSubmodule is a submodule that needs attention.
+type briefSubmodule struct {
 	State  string `json:"state"`
 	Path   string `json:"path"`
 	Commit string `json:"commit"`
 }
 
-// BriefSubmodules summarizes the submodule scan.
-type BriefSubmodules struct {
+// briefSubmodules summarizes the submodule scan.
+type briefSubmodules struct {
 	Total              int64            `json:"total"`
 	Clean              int64            `json:"clean"`
 	Drifted            int64            `json:"drifted"`
 	Uninitialized      int64            `json:"uninitialized"`
 	Conflicts          int64            `json:"conflicts"`
 	Skipped            int64            `json:"skipped"`
-	Attention          []BriefSubmodule `json:"attention"`
+	Attention          []briefSubmodule `json:"attention"`
 	AttentionTruncated bool             `json:"attentionTruncated"`
 }
 
-// BriefData is the repo.brief payload.
-type BriefData struct {
-	Head                BriefHead       `json:"head"`
+// briefData is the repo.brief payload.
+type briefData struct {
+	Head                briefHead       `json:"head"`
 	OperationInProgress *string         `json:"operationInProgress"`
-	WorkingTree         BriefTree       `json:"workingTree"`
+	WorkingTree         briefTree       `json:"workingTree"`
 	Stashes             int64           `json:"stashes"`
-	Submodules          BriefSubmodules `json:"submodules"`
-	RecentCommits       []ShortCommit   `json:"recentCommits"`
+	Submodules          briefSubmodules `json:"submodules"`
+	RecentCommits       []shortCommit   `json:"recentCommits"`
 	Conventions         struct {
 		ConventionalCommitRatio *float64 `json:"conventionalCommitRatio"`
 		DefaultBranch           *string  `json:"defaultBranch"`
@@ -80,8 +80,6 @@ type BriefData struct {
 }
 
 var conventionalRe = regexp.MustCompile(`^[a-z]{1,12}(\([^()]*\))?!?:\s*\S`)
-
-func init() { register("repo.brief", (*Provider).repoBrief) }
 
 func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
 	var a briefArgs
@@ -99,8 +97,8 @@ func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
 
 	var (
 		head    *statusHead
-		tree    BriefTree
-		commits []ShortCommit
+		tree    briefTree
+		commits []shortCommit
 		logErr  error
 		defBr   string
 		subs    *subScan
@@ -114,7 +112,7 @@ func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
 	err = parallel(
 		func() (err error) {
 			// One stat thread: the other core is busy with ls-files.
-			head, err = p.scanStatusArgs(ctx, call, r, briefStatusArgv, gitexec.Tuning{SerialIndexStat: true}, true, "", func(e StatusEntry) {
+			head, err = p.scanStatusArgs(ctx, call, r, briefStatusArgv, gitexec.Tuning{SerialIndexStat: true}, true, "", func(e statusEntry) {
 				switch {
 				case e.Status == "??":
 					tree.Untracked++ // not listed with -uno; kept for safety
@@ -163,9 +161,9 @@ func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
 		commits = nil
 	}
 
-	d := &BriefData{WorkingTree: tree, Stashes: head.Stashes, Hints: []string{}}
-	d.WorkingTree.Clean = tree == BriefTree{}
-	d.Head = BriefHead{Branch: head.Branch, Detached: head.Detached, Upstream: head.Upstream, Ahead: head.Ahead, Behind: head.Behind}
+	d := &briefData{WorkingTree: tree, Stashes: head.Stashes, Hints: []string{}}
+	d.WorkingTree.Clean = tree == briefTree{}
+	d.Head = briefHead{Branch: head.Branch, Detached: head.Detached, Upstream: head.Upstream, Ahead: head.Ahead, Behind: head.Behind}
 	if len(commits) > 0 {
 		sha := commits[0].Sha
 		d.Head.Sha = &sha
@@ -187,10 +185,10 @@ func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
 		d.Conventions.ConventionalCommitRatio = &ratio
 	}
 	sm := &d.Submodules
-	sm.Attention = []BriefSubmodule{}
+	sm.Attention = []briefSubmodule{}
 	sm.Skipped = subs.skipped
 	sm.AttentionTruncated = subs.capped
-	var attention []BriefSubmodule
+	var attention []briefSubmodule
 	for _, m := range subs.list {
 		sm.Total++
 		switch m.State {
@@ -204,7 +202,7 @@ func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
 		case "U":
 			sm.Conflicts++
 		}
-		attention = append(attention, BriefSubmodule{State: m.State, Path: m.Path, Commit: m.Commit})
+		attention = append(attention, briefSubmodule{State: m.State, Path: m.Path, Commit: m.Commit})
 	}
 
 	// Hints, most urgent first, at most three.
@@ -230,19 +228,19 @@ func (p *Provider) repoBrief(ctx context.Context, call *sdk.Call) (any, error) {
 	}
 
 	if !resultshape.Lean() {
-		fitBrief(d, commits, attention, int(nCommits), func(d *BriefData) int { return jsonLen(d) })
+		fitBrief(d, commits, attention, int(nCommits), func(d *briefData) int { return jsonLen(d) })
 		return d, nil
 	}
 	// Lean: hints that only name the next tool, and the budget applied to
 	// the lean form (which is what is sent).
 	d.Hints = leanBriefHints(tree, head, len(attention) > 0 || subs.capped)
-	fitBrief(d, commits, attention, int(nCommits), func(d *BriefData) int { return jsonLen(leanBrief(d, len(commits))) })
+	fitBrief(d, commits, attention, int(nCommits), func(d *briefData) int { return jsonLen(leanBrief(d, len(commits))) })
 	return leanBrief(d, len(commits)), nil
 }
 
 // fitBrief fills the lists and shortens names until the serialized data
 // is under the budget, trying the most generous level first.
-func fitBrief(d *BriefData, commits []ShortCommit, attention []BriefSubmodule, nCommits int, size func(*BriefData) int) {
+func fitBrief(d *briefData, commits []shortCommit, attention []briefSubmodule, nCommits int, size func(*briefData) int) {
 	type level struct{ commits, subject, attention, name int }
 	levels := []level{
 		{nCommits, 72, 10, 120},
@@ -272,14 +270,14 @@ func fitBrief(d *BriefData, commits []ShortCommit, attention []BriefSubmodule, n
 		}
 		d.Head.Branch, d.Head.Upstream = cp(origHead.Branch, lv.name), cp(origHead.Upstream, lv.name)
 		d.Conventions.DefaultBranch = cp(orig.Conventions.DefaultBranch, lv.name)
-		d.RecentCommits = []ShortCommit{}
+		d.RecentCommits = []shortCommit{}
 		for i := 0; i < len(commits) && i < lv.commits; i++ {
-			d.RecentCommits = append(d.RecentCommits, ShortCommit{Sha: commits[i].Sha, Subject: c(commits[i].Subject, lv.subject)})
+			d.RecentCommits = append(d.RecentCommits, shortCommit{Sha: commits[i].Sha, Subject: c(commits[i].Subject, lv.subject)})
 		}
 		if lv.commits < nCommits && len(commits) > lv.commits {
 			cut = true
 		}
-		d.Submodules.Attention = []BriefSubmodule{}
+		d.Submodules.Attention = []briefSubmodule{}
 		for i := 0; i < len(attention) && i < lv.attention; i++ {
 			m := attention[i]
 			m.Path = c(m.Path, lv.name)

@@ -30,7 +30,7 @@ func TestRepoBrief(t *testing.T) {
 		if *h.Branch != "main" || *h.Upstream != "origin/main" || h.Ahead != 1 || h.Behind != 1 || h.Sha == nil {
 			t.Fatalf("%s", raw)
 		}
-		if d.WorkingTree != (BriefTree{Staged: 1, Unstaged: 1, Untracked: 1}) || d.Stashes != 1 {
+		if d.WorkingTree != (briefTree{Staged: 1, Unstaged: 1, Untracked: 1}) || d.Stashes != 1 {
 			t.Fatalf("%s", raw)
 		}
 		if *d.Conventions.DefaultBranch != "main" || *d.Conventions.ConventionalCommitRatio != 0 || len(d.RecentCommits) != 2 {
@@ -100,7 +100,7 @@ func TestRepoBriefBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var d BriefData
+	var d briefData
 	res, err := call(t, "repo.brief", map[string]any{"repoPath": repo, "recentCommits": 20})
 	if err != nil || res.Error != nil {
 		t.Fatalf("%v %+v", err, res)
@@ -188,9 +188,9 @@ func BenchmarkRepoBriefSequentialBaseline(b *testing.B) {
 
 // referenceTree counts a work tree the way repo.brief did with a single
 // `git status --porcelain=v2 -z --untracked-files=all`.
-func referenceTree(t *testing.T, repo string) BriefTree {
+func referenceTree(t *testing.T, repo string) briefTree {
 	t.Helper()
-	var tree BriefTree
+	var tree briefTree
 	ps := &statusParser{max: 1 << 20}
 	out := git(t, repo, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all")
 	for _, f := range strings.Split(out, "\x00") {
@@ -216,7 +216,7 @@ func referenceTree(t *testing.T, repo string) BriefTree {
 			}
 		}
 	}
-	tree.Clean = tree == BriefTree{}
+	tree.Clean = tree == briefTree{}
 	return tree
 }
 
@@ -292,7 +292,7 @@ func TestRepoBriefTreeParity(t *testing.T) {
 			if d.WorkingTree != want {
 				t.Fatalf("brief %+v, reference %+v\n%s", d.WorkingTree, want, raw)
 			}
-			var sd SubmoduleData
+			var sd submoduleData
 			mustOK(t, "submodule.status", map[string]any{"repoPath": repo}, &sd)
 			if s := d.Submodules; s.Total != sd.Total || s.Skipped != sd.Skipped {
 				t.Fatalf("brief submodules %+v, submodule.status %+v", s, sd)

@@ -18,8 +18,8 @@ type commitArgs struct {
 	Commit   string `json:"commit"`
 }
 
-// CommitInfo is the commit part of commit.details.
-type CommitInfo struct {
+// commitInfo is the commit part of commit.details.
+type commitInfo struct {
 	Hash        string   `json:"hash"`
 	ShortHash   string   `json:"shortHash"`
 	AuthorName  string   `json:"authorName"`
@@ -30,18 +30,18 @@ type CommitInfo struct {
 	Message string `json:"message"`
 }
 
-// CommitFile is one changed path of commit.details.
-type CommitFile struct {
+// commitFile is one changed path of commit.details.
+type commitFile struct {
 	// Status is the one-letter change kind: A, M, D, T, ...
 	Status     string `json:"status"`
 	Path       string `json:"path"`
 	PathBase64 string `json:"pathBase64,omitempty"`
 }
 
-// CommitData is the commit.details payload.
-type CommitData struct {
-	Commit    CommitInfo   `json:"commit"`
-	Files     []CommitFile `json:"files"`
+// commitData is the commit.details payload.
+type commitData struct {
+	Commit    commitInfo   `json:"commit"`
+	Files     []commitFile `json:"files"`
 	Truncated bool         `json:"truncated"`
 }
 
@@ -70,7 +70,7 @@ func (p *Provider) commitDetails(ctx context.Context, call *sdk.Call) (any, erro
 	if resultshape.Lean() {
 		return p.leanCommitDetails(ctx, r, oid)
 	}
-	d := &CommitData{}
+	d := &commitData{}
 	files := fileList{max: maxCommitFiles}
 	showArgs := []string{"show", "-s", "-z", showFormat, oid}
 	// --root shows a root commit's files as added. For a merge this plain
@@ -91,7 +91,7 @@ func (p *Provider) commitDetails(ctx context.Context, call *sdk.Call) (any, erro
 			if err != nil {
 				return &failure{gitexec.Command(r.dir, showArgs...), "unexpected author time in git show output"}
 			}
-			d.Commit = CommitInfo{
+			d.Commit = commitInfo{
 				Hash: f[0], ShortHash: f[1], AuthorName: f[2], AuthorEmail: f[3], AuthorTime: t,
 				Parents: strings.Fields(f[5]),
 				Message: strings.TrimRight(f[6], " \t\r\n\x00"),
@@ -115,7 +115,7 @@ func (p *Provider) commitDetails(ctx context.Context, call *sdk.Call) (any, erro
 	}
 	d.Files = files.items
 	if d.Files == nil {
-		d.Files = []CommitFile{}
+		d.Files = []commitFile{}
 	}
 	d.Truncated = files.count > len(d.Files)
 	return d, nil
@@ -126,7 +126,7 @@ func (p *Provider) commitDetails(ctx context.Context, call *sdk.Call) (any, erro
 type fileList struct {
 	// max caps the records kept.
 	max   int
-	items []CommitFile
+	items []commitFile
 	// lean keeps records as name-status lines instead of items, the
 	// source of a rename or copy included, and counts every record past
 	// max instead of stopping git there.
@@ -175,7 +175,7 @@ func (p *Provider) diffTree(ctx context.Context, r *repo, l *fileList, args []st
 			return nil
 		}
 		if len(l.items) < l.max {
-			cf := CommitFile{Status: l.status}
+			cf := commitFile{Status: l.status}
 			cf.Path, cf.PathBase64 = pathText(f)
 			l.items = append(l.items, cf)
 			return nil

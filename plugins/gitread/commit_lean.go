@@ -17,11 +17,11 @@ const leanCommitFiles = 1000
 // name and e-mail, the strict ISO 8601 author date and the raw message.
 const leanShowFormat = "--pretty=format:%H%x1f%p%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%B"
 
-// LeanCommitData is commit.details' lean payload: one flat object with
+// leanCommitData is commit.details' lean payload: one flat object with
 // the commit's full id, short parents, author "Name <email>", the author
 // date (time), the message and the changed files as name-status lines
 // ("M path", "R087 old -> new"). Empty fields are left out.
-type LeanCommitData struct {
+type leanCommitData struct {
 	Commit       string   `json:"commit"`
 	Parents      []string `json:"parents,omitempty"`
 	Author       string   `json:"author"`
@@ -32,7 +32,7 @@ type LeanCommitData struct {
 }
 
 func (p *Provider) leanCommitDetails(ctx context.Context, r *repo, oid string) (any, error) {
-	d := &LeanCommitData{}
+	d := &leanCommitData{}
 	files := fileList{max: leanCommitFiles, lean: true}
 	var fullParents []string
 	showArgs := []string{"show", "-s", "-z", leanShowFormat, oid}

@@ -37,7 +37,7 @@ func TestConcurrentBriefsAllSucceed(t *testing.T) {
 			case res.Error != nil:
 				errs[i] = res.Error.Message + " " + string(res.Error.Data)
 			default:
-				var d BriefData
+				var d briefData
 				if err := json.Unmarshal(res.Data, &d); err != nil {
 					errs[i] = err.Error()
 				} else if d.WorkingTree != want.WorkingTree || d.Submodules.Total != want.Submodules.Total {

@@ -36,15 +36,15 @@ type conflictArgs struct {
 	EndLine   *json.Number `json:"endLine"`
 }
 
-// ConflictCommit is ours or theirs.
-type ConflictCommit struct {
+// conflictCommit is ours or theirs.
+type conflictCommit struct {
 	Sha     string `json:"sha"`
 	Subject string `json:"subject"`
 }
 
-// ConflictSide is one stage of a conflicted path: an unreadable blob
+// conflictSide is one stage of a conflicted path: an unreadable blob
 // (Error), a binary blob (Binary, Size) or text (Size, Truncated, Content).
-type ConflictSide struct {
+type conflictSide struct {
 	Sha       string  `json:"sha"`
 	Mode      string  `json:"mode"`
 	Error     string  `json:"error,omitempty"`
@@ -54,37 +54,37 @@ type ConflictSide struct {
 	Content   *string `json:"content,omitempty"`
 }
 
-// ConflictRegion is one <<<<<<< / ======= / >>>>>>> block (1-based lines).
-type ConflictRegion struct {
+// markerRegion is one <<<<<<< / ======= / >>>>>>> block (1-based lines).
+type markerRegion struct {
 	StartLine int64 `json:"startLine"`
 	SepLine   int64 `json:"sepLine"`
 	EndLine   int64 `json:"endLine"`
 }
 
-// ConflictFile is one unmerged path.
-type ConflictFile struct {
+// conflictFile is one unmerged path.
+type conflictFile struct {
 	Path       string `json:"path"`
 	PathBase64 string `json:"pathBase64,omitempty"`
 	Kind       string `json:"kind"`
 	Sides      struct {
-		Base   *ConflictSide `json:"base"`
-		Ours   *ConflictSide `json:"ours"`
-		Theirs *ConflictSide `json:"theirs"`
+		Base   *conflictSide `json:"base"`
+		Ours   *conflictSide `json:"ours"`
+		Theirs *conflictSide `json:"theirs"`
 	} `json:"sides"`
-	Regions          []ConflictRegion `json:"regions"`
-	RegionsTruncated bool             `json:"regionsTruncated"`
+	Regions          []markerRegion `json:"regions"`
+	RegionsTruncated bool           `json:"regionsTruncated"`
 	// RegionsSkipped says why the work-tree file was not scanned.
 	RegionsSkipped string `json:"regionsSkipped,omitempty"`
 }
 
-// ConflictData is the conflict.read payload.
-type ConflictData struct {
+// conflictData is the conflict.read payload.
+type conflictData struct {
 	InConflict          bool            `json:"inConflict"`
 	Operation           *string         `json:"operation"`
-	Ours                *ConflictCommit `json:"ours"`
-	Theirs              *ConflictCommit `json:"theirs"`
+	Ours                *conflictCommit `json:"ours"`
+	Theirs              *conflictCommit `json:"theirs"`
 	ConflictedFileCount int64           `json:"conflictedFileCount"`
-	Files               []ConflictFile  `json:"files"`
+	Files               []conflictFile  `json:"files"`
 	FileListTruncated   bool            `json:"fileListTruncated"`
 	MaxBytesPerSide     int64           `json:"maxBytesPerSide"`
 	// Truncated is set when the answer's overall content budget cut side
@@ -94,14 +94,12 @@ type ConflictData struct {
 	Hint      string `json:"hint,omitempty"`
 }
 
-// NoConflictData is the whole conflict.read payload when nothing is in
+// noConflictData is the whole conflict.read payload when nothing is in
 // conflict: the other fields would only describe an absent conflict.
-type NoConflictData struct {
+type noConflictData struct {
 	InConflict bool   `json:"inConflict"` // always false
 	Hint       string `json:"hint"`
 }
-
-func init() { register("conflict.read", (*Provider).conflictRead) }
 
 type unmerged struct {
 	path  []byte
@@ -183,7 +181,7 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 		if sideReq != nil {
 			return nil, invalid("arguments.side: nothing is in conflict (no operation in progress and no unmerged path), so there is no side to read; omit side")
 		}
-		return &NoConflictData{Hint: "No merge, rebase, cherry-pick or revert is in progress and the index has no unmerged paths."}, nil
+		return &noConflictData{Hint: "No merge, rebase, cherry-pick or revert is in progress and the index has no unmerged paths."}, nil
 	}
 	if sideReq != nil || !ref {
 		if op == "" {
@@ -194,7 +192,7 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 		}
 		return p.conflictLean(ctx, r, op, files, count)
 	}
-	d := &ConflictData{InConflict: true, ConflictedFileCount: count, Files: make([]ConflictFile, len(files)),
+	d := &conflictData{InConflict: true, ConflictedFileCount: count, Files: make([]conflictFile, len(files)),
 		FileListTruncated: count > int64(len(files)), MaxBytesPerSide: perSide}
 	theirsRef := theirsRefOf(op)
 	if op == "" {
@@ -222,7 +220,7 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 		if guarded[i] != "" {
 			for st := 1; st <= 3; st++ {
 				if f.shas[st] != "" {
-					side := &ConflictSide{Sha: f.shas[st], Mode: f.modes[st], Error: guarded[i]}
+					side := &conflictSide{Sha: f.shas[st], Mode: f.modes[st], Error: guarded[i]}
 					switch st {
 					case 1:
 						d.Files[i].Sides.Base = side
@@ -241,7 +239,7 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 			}
 		}
 	}
-	sides := make([]*ConflictSide, len(jobs))
+	sides := make([]*conflictSide, len(jobs))
 	err = parallel(
 		func() (err error) { d.Ours, err = p.commitSubject(ctx, r, "HEAD"); return err },
 		func() (err error) {
@@ -290,7 +288,7 @@ func (p *Provider) conflictRead(ctx context.Context, call *sdk.Call) (any, error
 		cf.Path, cf.PathBase64 = pathText(f.path)
 		cf.Kind = conflictKind(f.shas[1] != "", f.shas[2] != "", f.shas[3] != "")
 		if guarded[i] != "" {
-			cf.Regions, cf.RegionsSkipped = []ConflictRegion{}, guarded[i]
+			cf.Regions, cf.RegionsSkipped = []markerRegion{}, guarded[i]
 			continue
 		}
 		cf.Regions, cf.RegionsTruncated, cf.RegionsSkipped = scanMarkers(r, string(f.path))
@@ -340,7 +338,7 @@ func conflictGuidance(op string) string {
 
 // commitSubject reads a commit's id and subject; name is a constant
 // pseudo-ref, never caller input. A missing ref gives nil.
-func (p *Provider) commitSubject(ctx context.Context, r *repo, name string) (*ConflictCommit, error) {
+func (p *Provider) commitSubject(ctx context.Context, r *repo, name string) (*conflictCommit, error) {
 	out, err := p.runner.Run(ctx, r.dir, "log", "-1", "--format=%H%x1f%s", "--end-of-options", name, "--")
 	if err != nil {
 		if isExit(err, 128) {
@@ -353,15 +351,15 @@ func (p *Provider) commitSubject(ctx context.Context, r *repo, name string) (*Co
 		return nil, nil
 	}
 	subj, _ = clip(strings.ToValidUTF8(subj, "\uFFFD"), 200)
-	return &ConflictCommit{Sha: sha, Subject: subj}, nil
+	return &conflictCommit{Sha: sha, Subject: subj}, nil
 }
 
 // readSide reads one blob with a capture that stops at the budget, so a
 // huge conflicted blob costs its budget, not its size. size must be exact:
 // when the capture was cut it comes from `cat-file -s`, which reads the
 // object header only.
-func (p *Provider) readSide(ctx context.Context, r *repo, mode, sha string, perSide int64) *ConflictSide {
-	s := &ConflictSide{Sha: sha, Mode: mode}
+func (p *Provider) readSide(ctx context.Context, r *repo, mode, sha string, perSide int64) *conflictSide {
+	s := &conflictSide{Sha: sha, Mode: mode}
 	if !isOID(sha) || mode == "160000" {
 		s.Error = "blob unreadable"
 		return s
@@ -409,8 +407,8 @@ func cutUTF8(s string, n int64) string {
 // scanMarkers finds conflict marker regions in the work-tree copy of rel.
 // The file must be a regular file (not a symlink, and reached through no
 // symlinked directory) inside the work tree, at most 8 MiB, and text.
-func scanMarkers(r *repo, rel string) (regions []ConflictRegion, truncated bool, skipped string) {
-	regions = []ConflictRegion{}
+func scanMarkers(r *repo, rel string) (regions []markerRegion, truncated bool, skipped string) {
+	regions = []markerRegion{}
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return regions, false, "path is not local"
 	}
@@ -451,7 +449,7 @@ func scanMarkers(r *repo, rel string) (regions []ConflictRegion, truncated bool,
 			if len(regions) >= maxRegions {
 				return regions, true, ""
 			}
-			regions = append(regions, ConflictRegion{StartLine: start, SepLine: sep, EndLine: line})
+			regions = append(regions, markerRegion{StartLine: start, SepLine: sep, EndLine: line})
 			start, sep = 0, 0
 		}
 	}

@@ -54,23 +54,23 @@ const (
 	maxDiffOutput  = 64 << 20 // git diff output read per pair of stages
 )
 
-// LeanConflict is the lean conflict.read payload.
+// leanConflict is the lean conflict.read payload.
 // It carries no inConflict: operation, always present here, says it
 // (only the no-conflict answer has inConflict, false).
-type LeanConflict struct {
+type leanConflict struct {
 	Operation string `json:"operation"`
 	// Ours and Theirs are "<short id> <subject>", like git log --oneline.
 	Ours   string     `json:"ours,omitempty"`
 	Theirs string     `json:"theirs,omitempty"`
-	Files  []LeanFile `json:"files"`
+	Files  []leanFile `json:"files"`
 	// FilesOmitted counts the unmerged paths beyond maxFiles.
 	FilesOmitted int64 `json:"filesOmitted,omitempty"`
 	// Truncated says the answer's budget cut region text or left regions out.
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// LeanFile is one unmerged path of the lean answer.
-type LeanFile struct {
+// leanFile is one unmerged path of the lean answer.
+type leanFile struct {
 	Path       string `json:"path"`
 	PathBase64 string `json:"pathBase64,omitempty"`
 	Kind       string `json:"kind"`
@@ -81,7 +81,7 @@ type LeanFile struct {
 	// Worktree says why the work-tree copy was not scanned for markers
 	// (missing, a symlink, not a regular file, binary); absent when it was.
 	Worktree string       `json:"worktree,omitempty"`
-	Regions  []LeanRegion `json:"regions,omitempty"`
+	Regions  []leanRegion `json:"regions,omitempty"`
 	// RegionsOmitted counts regions left out by the budget or the cap.
 	RegionsOmitted int `json:"regionsOmitted,omitempty"`
 	// Markers are work-tree marker blocks (first and last line) that no
@@ -89,9 +89,9 @@ type LeanFile struct {
 	Markers [][2]int64 `json:"markers,omitempty"`
 }
 
-// LeanRegion is one conflicted region. Texts are whole lines, each ending
+// leanRegion is one conflicted region. Texts are whole lines, each ending
 // in a newline; an empty side deleted the lines.
-type LeanRegion struct {
+type leanRegion struct {
 	// Lines are the work-tree lines the resolution replaces (markers and
 	// the lines git moved outside them included).
 	Lines *[2]int64 `json:"lines,omitempty"`
@@ -109,9 +109,9 @@ type LeanRegion struct {
 	Counts    *[3]int64 `json:"counts,omitempty"`
 }
 
-// LeanSide is the answer to a side request.
-// Like LeanConflict, it has no inConflict: operation says it.
-type LeanSide struct {
+// leanSide is the answer to a side request.
+// Like leanConflict, it has no inConflict: operation says it.
+type leanSide struct {
 	Operation  string `json:"operation"`
 	Path       string `json:"path"`
 	PathBase64 string `json:"pathBase64,omitempty"`
@@ -188,7 +188,7 @@ func (p *Provider) conflictSide(ctx context.Context, r *repo, op string, files [
 		return nil, invalid(fmt.Sprintf("arguments.side: %q has no %s version (kind %s); read another side", q.path, q.name,
 			conflictKind(f.shas[1] != "", f.shas[2] != "", f.shas[3] != "")))
 	}
-	out := &LeanSide{Operation: op, Side: q.name, Kind: conflictKind(f.shas[1] != "", f.shas[2] != "", f.shas[3] != "")}
+	out := &leanSide{Operation: op, Side: q.name, Kind: conflictKind(f.shas[1] != "", f.shas[2] != "", f.shas[3] != "")}
 	out.Path, out.PathBase64 = pathText(f.path)
 	probe := p.readSide(ctx, r, mode, sha, binaryProbe)
 	switch {
@@ -234,7 +234,7 @@ func (p *Provider) conflictSide(ctx context.Context, r *repo, op string, files [
 
 // conflictLean builds the lean answer for the listed unmerged paths.
 func (p *Provider) conflictLean(ctx context.Context, r *repo, op string, files []unmerged, count int64) (any, error) {
-	d := &LeanConflict{Operation: op, Files: make([]LeanFile, len(files)), FilesOmitted: count - int64(len(files))}
+	d := &leanConflict{Operation: op, Files: make([]leanFile, len(files)), FilesOmitted: count - int64(len(files))}
 	list := protectedList()
 	results := make([][]conflictRegion, len(files))
 	blocks := make([][]markerBlock, len(files))
@@ -718,7 +718,7 @@ func matchBlock(blocks []markerBlock, from int, rg conflictRegion) (idx int, k, 
 
 // fillRegions matches regions to marker blocks, reads their context and
 // spends the answer's budget on their text.
-func (p *Provider) fillRegions(ctx context.Context, r *repo, f unmerged, lf *LeanFile, regions []conflictRegion, blocks []markerBlock, budget *int) error {
+func (p *Provider) fillRegions(ctx context.Context, r *repo, f unmerged, lf *leanFile, regions []conflictRegion, blocks []markerBlock, budget *int) error {
 	type placed struct {
 		rg        conflictRegion
 		wt        *[2]int64
@@ -804,7 +804,7 @@ func (p *Provider) fillRegions(ctx context.Context, r *repo, f unmerged, lf *Lea
 			}
 			return sb.String()
 		}
-		out := LeanRegion{Lines: pl.wt}
+		out := leanRegion{Lines: pl.wt}
 		if pl.wt == nil || pl.rg.at[0] != pl.wt[0] || (pl.rg.hasBase && pl.rg.at[1] != pl.wt[0]) || pl.rg.at[2] != pl.wt[0] {
 			at := pl.rg.at
 			out.At = &at

@@ -127,7 +127,7 @@ func TestConflictLeanMatchesGit(t *testing.T) {
 				*p = append(*p, l)
 			}
 		}
-		var d LeanConflict
+		var d leanConflict
 		raw := mustOK(t, "conflict.read", map[string]any{"repoPath": repo}, &d)
 		regions := d.Files[0].Regions
 		if len(regions) != len(want) || len(d.Files[0].Markers) != 0 {
@@ -160,7 +160,7 @@ func TestConflictLeanWorkTree(t *testing.T) {
 	t.Run("kinds and operations", func(t *testing.T) {
 		for _, op := range []string{"merge", "rebase", "cherry-pick"} {
 			repo := conflictRepo(t, op)
-			var d LeanConflict
+			var d leanConflict
 			raw := mustOK(t, "conflict.read", map[string]any{"repoPath": repo}, &d)
 			if d.Operation != op || len(d.Files) != 3 || d.Ours == "" || d.Theirs == "" {
 				t.Fatalf("%s: %s", op, raw)
@@ -188,7 +188,7 @@ func TestConflictLeanWorkTree(t *testing.T) {
 		// Both sides replace b c d; they agree on the first and last new
 		// line, so git's markers hold only the middle.
 		repo := mergeConflict(t, "a\nb\nc\nd\ne\n", "a\nS\nO\nE\ne\n", "a\nS\nT\nE\ne\n")
-		var d LeanConflict
+		var d leanConflict
 		raw := mustOK(t, "conflict.read", map[string]any{"repoPath": repo}, &d)
 		rg := d.Files[0].Regions
 		// Work tree: a, S, <<<<<<< (3), O, =======, T, >>>>>>> (7), E, e.
@@ -199,7 +199,7 @@ func TestConflictLeanWorkTree(t *testing.T) {
 	})
 	t.Run("CRLF lines", func(t *testing.T) {
 		repo := mergeConflict(t, "a\r\nb\r\nc\r\n", "a\r\nO\r\nc\r\n", "a\r\nT\r\nc\r\n")
-		var d LeanConflict
+		var d leanConflict
 		raw := mustOK(t, "conflict.read", map[string]any{"repoPath": repo}, &d)
 		if rg := d.Files[0].Regions; len(rg) != 1 || rg[0].Lines == nil || *rg[0].Lines != [2]int64{2, 6} || rg[0].Ours != "O\r\n" {
 			t.Fatalf("%s", raw)
@@ -224,7 +224,7 @@ func TestConflictLeanWorkTree(t *testing.T) {
 		write(t, repo, "new.txt", "same\nO\nsame too\n")
 		commitAll(t, repo, "ours")
 		gitMayFail(t, repo, "merge", "-q", "side")
-		var d LeanConflict
+		var d leanConflict
 		raw := mustOK(t, "conflict.read", map[string]any{"repoPath": repo}, &d)
 		f := d.Files[0]
 		if f.Kind != "both-added" || len(f.Regions) != 1 || f.Regions[0].Base != nil || f.Regions[0].Ours != "O\n" ||
@@ -235,7 +235,7 @@ func TestConflictLeanWorkTree(t *testing.T) {
 	t.Run("resolved in the work tree", func(t *testing.T) {
 		repo := mergeConflict(t, "a\nb\nc\n", "a\nO\nc\n", "a\nT\nc\n")
 		write(t, repo, "f.txt", "a\nresolved\nc\n")
-		var d LeanConflict
+		var d leanConflict
 		raw := mustOK(t, "conflict.read", map[string]any{"repoPath": repo}, &d)
 		rg := d.Files[0].Regions
 		// No markers: no work-tree lines; context from ours.
@@ -252,7 +252,7 @@ func TestConflictLeanWorkTree(t *testing.T) {
 			fmt.Fprintf(&th, "T%d\n-\n-\n-\n-\n-\n-\n-\n", i)
 		}
 		repo := mergeConflict(t, b.String(), o.String(), th.String())
-		var d LeanConflict
+		var d leanConflict
 		raw := mustOK(t, "conflict.read", map[string]any{"repoPath": repo}, &d)
 		f := d.Files[0]
 		if !d.Truncated || len(f.Regions)+f.RegionsOmitted != 300 || len(f.Regions) > leanMaxRegions || f.RegionsOmitted == 0 {

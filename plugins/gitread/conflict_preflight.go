@@ -10,8 +10,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { register("repo.conflictPreflight", (*Provider).conflictPreflight) }
-
 type preflightArgs struct {
 	RepoPath   string       `json:"repoPath"`
 	RepoID     string       `json:"repoId"`
@@ -20,8 +18,8 @@ type preflightArgs struct {
 	MaxPaths   *json.Number `json:"maxPaths"`
 }
 
-// PreflightData is the repo.conflictPreflight payload.
-type PreflightData struct {
+// preflightData is the repo.conflictPreflight payload.
+type preflightData struct {
 	CurrentRef               string   `json:"currentRef"`
 	TargetRef                string   `json:"targetRef"`
 	CurrentOID               string   `json:"currentOid"`
@@ -88,7 +86,7 @@ func (p *Provider) conflictPreflight(ctx context.Context, call *sdk.Call) (any, 
 	); err != nil {
 		return nil, err
 	}
-	d := &PreflightData{
+	d := &preflightData{
 		CurrentRef: a.CurrentRef, TargetRef: a.TargetRef, CurrentOID: cur, TargetOID: tgt,
 		ConflictingPaths: []string{}, ReadOnly: true, ApprovalRequiredForMerge: true,
 	}

@@ -24,7 +24,7 @@ func TestConflictRead(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.op, func(t *testing.T) {
 			repo := conflictRepo(t, tt.op)
-			var d ConflictData
+			var d conflictData
 			raw := mustOK(t, "conflict.read", map[string]any{"repoPath": repo}, &d)
 			if !d.InConflict || d.Operation == nil || *d.Operation != tt.wantOp || d.ConflictedFileCount != 3 || len(d.Files) != 3 || d.FileListTruncated {
 				t.Fatalf("%s", raw)
@@ -62,7 +62,7 @@ func TestConflictRead(t *testing.T) {
 
 	t.Run("caps", func(t *testing.T) {
 		repo := conflictRepo(t, "merge")
-		var d ConflictData
+		var d conflictData
 		mustOK(t, "conflict.read", map[string]any{"repoPath": repo, "maxFiles": 1, "maxBytesPerSide": 5}, &d)
 		f := d.Files[0]
 		if len(d.Files) != 1 || !d.FileListTruncated || d.ConflictedFileCount != 3 || d.MaxBytesPerSide != 5 || f.Path != "bin.dat" {

@@ -33,11 +33,11 @@ type diffArgs struct {
 	MaxLines         *json.Number `json:"maxLines"`
 }
 
-// DiffData is the diff.text payload. TotalBytes and TotalLines describe
+// diffData is the diff.text payload. TotalBytes and TotalLines describe
 // the whole diff git produced when it was read to the end (the diff fit,
 // or the caller asked for exactTotals); when git was stopped at the budget,
 // TotalsExact is false and they count only what was read before the stop.
-type DiffData struct {
+type diffData struct {
 	Format      string   `json:"format"`
 	Mode        string   `json:"mode"`
 	Base        *string  `json:"base"`
@@ -97,70 +97,17 @@ func (p *Provider) diffText(ctx context.Context, call *sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Empty revisions count as absent; the rest are checked before any git
-	// runs so a refused argument never costs a process.
-	given := func(s *string) *string {
-		if s == nil || *s == "" {
-			return nil
-		}
-		return s
-	}
-	base, head := given(a.Base), given(a.Head)
-	staged := a.Staged != nil && *a.Staged
-	if staged && head != nil {
-		return nil, invalid("arguments.staged compares the index with base (HEAD when base is omitted) and cannot be combined with head; drop head, or drop staged to compare two revisions")
-	}
-	for _, rv := range []struct {
-		field string
-		v     *string
-	}{{"base", base}, {"head", head}} {
-		if rv.v != nil {
-			if err := checkRev(rv.field, *rv.v); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if len(a.Paths) > maxDiffPaths {
-		return nil, invalid(fmt.Sprintf("arguments.paths has %d items; at most %d are allowed (name a common directory instead)", len(a.Paths), maxDiffPaths))
-	}
-	for i, v := range a.Paths {
-		if v == "" {
-			return nil, invalid(fmt.Sprintf("arguments.paths[%d] is empty; give a repository-relative file or directory", i))
-		}
+	base, head, staged, err := diffRevisions(&a)
+	if err != nil {
+		return nil, err
 	}
 	r, err := p.open(ctx, call, a.RepoPath)
 	if err != nil {
 		return nil, err
 	}
-	var relPath string
-	if a.Path != nil {
-		if relPath, err = repoRelative(*a.Path, a.RepoPath, r.dir); err != nil {
-			return nil, err
-		}
-	}
-	// The filters are the union of path and paths; an item naming the
-	// whole repository (".", repoPath) makes that union the whole
-	// repository, as path alone always did.
-	var specs, relPaths []string
-	whole := a.Path != nil && relPath == ""
-	if relPath != "" {
-		specs = append(specs, relPath)
-	}
-	for i, v := range a.Paths {
-		rel, err := repoRelative(v, a.RepoPath, r.dir)
-		if err != nil {
-			return nil, invalid(fmt.Sprintf("arguments.paths[%d] must be repository-relative without '..' (got %q)", i, v))
-		}
-		if rel == "" {
-			whole = true
-			rel = "."
-		} else {
-			specs = append(specs, rel)
-		}
-		relPaths = append(relPaths, filepath.ToSlash(rel))
-	}
-	if whole {
-		specs = nil
+	relPath, specs, relPaths, err := diffPathspecs(&a, r)
+	if err != nil {
+		return nil, err
 	}
 
 	var baseOID, headOID string
@@ -232,7 +179,7 @@ func (p *Provider) diffText(ctx context.Context, call *sdk.Call) (any, error) {
 	if resultshape.Lean() {
 		return leanDiff(text, c), nil
 	}
-	d := &DiffData{
+	d := &diffData{
 		Format: "text", Mode: mode, Base: base, Head: head, Staged: staged,
 		Diff:       string(text),
 		Truncated:  c.Cut || int64(len(text)) < c.TotalBytes,
@@ -429,11 +376,11 @@ func indexOf(list []string, s string) int {
 	return -1
 }
 
-// LeanDiffData is diff.text's lean payload: the diff and, only when it
+// leanDiffData is diff.text's lean payload: the diff and, only when it
 // was cut, the totals of what git produced. The arguments are not echoed.
 // TotalsExact is present, as false, exactly when the totals are lower
 // bounds (git was stopped at the budget; CONTRACT §10).
-type LeanDiffData struct {
+type leanDiffData struct {
 	Diff        string `json:"diff"`
 	Truncated   bool   `json:"truncated,omitempty"`
 	TotalBytes  int64  `json:"totalBytes,omitempty"`
@@ -441,10 +388,10 @@ type LeanDiffData struct {
 	TotalsExact *bool  `json:"totalsExact,omitempty"`
 }
 
-func leanDiff(text []byte, c *gitexec.Captured) *LeanDiffData {
+func leanDiff(text []byte, c *gitexec.Captured) *leanDiffData {
 	// The cut is judged on git's text; the headers that repeat a diff line
 	// are left out after it, so totals still count git's whole patch.
-	d := &LeanDiffData{Diff: string(leanPatchHeaders(text))}
+	d := &leanDiffData{Diff: string(leanPatchHeaders(text))}
 	if c.Cut || int64(len(text)) < c.TotalBytes {
 		// Uncut, the totals are the diff's own size: nothing to add.
 		d.Truncated, d.TotalBytes, d.TotalLines = true, c.TotalBytes, c.TotalLines
@@ -454,4 +401,74 @@ func leanDiff(text []byte, c *gitexec.Captured) *LeanDiffData {
 		}
 	}
 	return d
+}
+
+// diffRevisions checks diff.text's revisions and path list before any git
+// runs, so a refused argument never costs a process. Empty revisions count
+// as absent.
+func diffRevisions(a *diffArgs) (base, head *string, staged bool, err error) {
+	given := func(s *string) *string {
+		if s == nil || *s == "" {
+			return nil
+		}
+		return s
+	}
+	base, head = given(a.Base), given(a.Head)
+	staged = a.Staged != nil && *a.Staged
+	if staged && head != nil {
+		return nil, nil, false, invalid("arguments.staged compares the index with base (HEAD when base is omitted) and cannot be combined with head; drop head, or drop staged to compare two revisions")
+	}
+	for _, rv := range []struct {
+		field string
+		v     *string
+	}{{"base", base}, {"head", head}} {
+		if rv.v != nil {
+			if err := checkRev(rv.field, *rv.v); err != nil {
+				return nil, nil, false, err
+			}
+		}
+	}
+	if len(a.Paths) > maxDiffPaths {
+		return nil, nil, false, invalid(fmt.Sprintf("arguments.paths has %d items; at most %d are allowed (name a common directory instead)", len(a.Paths), maxDiffPaths))
+	}
+	for i, v := range a.Paths {
+		if v == "" {
+			return nil, nil, false, invalid(fmt.Sprintf("arguments.paths[%d] is empty; give a repository-relative file or directory", i))
+		}
+	}
+	return base, head, staged, nil
+}
+
+// diffPathspecs turns path and paths into git pathspecs relative to the
+// top level (nil: the whole repository), plus the normalized path and
+// paths the answer echoes. The filters are the union of path and paths;
+// an item naming the whole repository (".", repoPath) makes that union
+// the whole repository, as path alone always did.
+func diffPathspecs(a *diffArgs, r *repo) (relPath string, specs, relPaths []string, err error) {
+	if a.Path != nil {
+		if relPath, err = repoRelative(*a.Path, a.RepoPath, r.dir); err != nil {
+			return "", nil, nil, err
+		}
+	}
+	whole := a.Path != nil && relPath == ""
+	if relPath != "" {
+		specs = append(specs, relPath)
+	}
+	for i, v := range a.Paths {
+		rel, err := repoRelative(v, a.RepoPath, r.dir)
+		if err != nil {
+			return "", nil, nil, invalid(fmt.Sprintf("arguments.paths[%d] must be repository-relative without '..' (got %q)", i, v))
+		}
+		if rel == "" {
+			whole = true
+			rel = "."
+		} else {
+			specs = append(specs, rel)
+		}
+		relPaths = append(relPaths, filepath.ToSlash(rel))
+	}
+	if whole {
+		specs = nil
+	}
+	return relPath, specs, relPaths, nil
 }

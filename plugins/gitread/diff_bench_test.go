@@ -29,7 +29,7 @@ func BenchmarkDiffTextBudget(b *testing.B) {
 				args := map[string]any{"repoPath": repo, "base": "HEAD~1", "head": "HEAD", "maxBytes": 4096, "exactTotals": exact}
 				// One provider for the run, as a server keeps it.
 				p := New()
-				var d DiffData
+				var d diffData
 				for b.Loop() {
 					benchDiff(b, p, args, &d)
 				}
@@ -122,7 +122,7 @@ func benchGit(b *testing.B, dir string, args ...string) {
 }
 
 // benchDiff calls diff.text on p and decodes its data.
-func benchDiff(b *testing.B, p *Provider, args map[string]any, d *DiffData) {
+func benchDiff(b *testing.B, p *Provider, args map[string]any, d *diffData) {
 	b.Helper()
 	raw, err := json.Marshal(args)
 	if err != nil {

@@ -50,7 +50,7 @@ func TestConflictReadStopsAtSideBudget(t *testing.T) {
 	if err != nil || res.Error != nil {
 		t.Fatalf("%v %+v", err, res)
 	}
-	var d ConflictData
+	var d conflictData
 	if err := json.Unmarshal(res.Data, &d); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestConflictReadStopsAtSideBudget(t *testing.T) {
 	}
 	var bigSides []string
 	for _, f := range d.Files {
-		for name, s := range map[string]*ConflictSide{"base": f.Sides.Base, "ours": f.Sides.Ours, "theirs": f.Sides.Theirs} {
+		for name, s := range map[string]*conflictSide{"base": f.Sides.Base, "ours": f.Sides.Ours, "theirs": f.Sides.Theirs} {
 			if s == nil || s.Content == nil || s.Size == nil || s.Truncated == nil {
 				t.Fatalf("%s %s side %+v", f.Path, name, s)
 			}

@@ -21,11 +21,6 @@ import (
 // textDiffArguments and named in rejectedArguments instead of failing the
 // call.
 
-func init() {
-	registerResult("diff.semantic", semanticTool(func(o *semanticOutcome) any { return o.semantic() }))
-	registerResult("diff.semanticFallbacks", semanticTool(func(o *semanticOutcome) any { return o.fallbacks() }))
-}
-
 type semanticArgs struct {
 	RepoPath string `json:"repoPath"`
 	RepoID   string `json:"repoId"`
@@ -34,38 +29,38 @@ type semanticArgs struct {
 	Path     string `json:"path"`
 }
 
-// TextDiffArguments are the diff.text arguments equivalent to the request.
-type TextDiffArguments struct {
+// textDiffArguments are the diff.text arguments equivalent to the request.
+type textDiffArguments struct {
 	RepoPath string `json:"repoPath"`
 	Base     string `json:"base,omitempty"`
 	Head     string `json:"head,omitempty"`
 	Path     string `json:"path,omitempty"`
 }
 
-// SemanticData is the local diff.semantic payload.
-type SemanticData struct {
+// semanticData is the local diff.semantic payload.
+type semanticData struct {
 	Supported         bool              `json:"supported"`
 	Fallback          string            `json:"fallback"`
 	Reason            string            `json:"reason"`
 	GatewayConfigured bool              `json:"gatewayConfigured"`
-	TextDiffArguments TextDiffArguments `json:"textDiffArguments"`
+	TextDiffArguments textDiffArguments `json:"textDiffArguments"`
 	RejectedArguments []string          `json:"rejectedArguments"`
 }
 
-// SemanticFallback is one entry of diff.semanticFallbacks.
-type SemanticFallback struct {
+// semanticFallback is one entry of diff.semanticFallbacks.
+type semanticFallback struct {
 	From              string            `json:"from"`
 	To                string            `json:"to"`
 	Supported         bool              `json:"supported"`
 	Reason            string            `json:"reason"`
 	RepoPath          string            `json:"repoPath"`
 	Path              *string           `json:"path"`
-	TextDiffArguments TextDiffArguments `json:"textDiffArguments"`
+	TextDiffArguments textDiffArguments `json:"textDiffArguments"`
 }
 
-// SemanticFallbacksData is the local diff.semanticFallbacks payload.
-type SemanticFallbacksData struct {
-	Fallbacks         []SemanticFallback `json:"fallbacks"`
+// semanticFallbacksData is the local diff.semanticFallbacks payload.
+type semanticFallbacksData struct {
+	Fallbacks         []semanticFallback `json:"fallbacks"`
 	RejectedArguments []string           `json:"rejectedArguments"`
 }
 
@@ -84,11 +79,11 @@ const (
 // semanticOutcome is the answer of either path: gateway set when the
 // gateway served the diff, else local.
 type semanticOutcome struct {
-	local   *SemanticData
+	local   *semanticData
 	gateway *gatewaySemantic
 }
 
-// semanticTool wraps the shared work of both tools. Like register, it does
+// semanticTool wraps the shared work of both tools. Like read, it does
 // the whole call again when a repository moved during a git call.
 func semanticTool(render func(*semanticOutcome) any) toolFunc {
 	return func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
@@ -103,7 +98,7 @@ func semanticTool(render func(*semanticOutcome) any) toolFunc {
 				return finish(nil, err)
 			}
 			if o.gateway != nil {
-				return sdk.OK(SourceGateway, render(o))
+				return sdk.OK(sourceGateway, render(o))
 			}
 			return finish(render(o), nil)
 		}
@@ -122,7 +117,7 @@ func (p *Provider) semanticOutcome(ctx context.Context, call *sdk.Call) (*semant
 	if err != nil {
 		return nil, err
 	}
-	d := &SemanticData{Fallback: "diff.text", RejectedArguments: []string{}}
+	d := &semanticData{Fallback: "diff.text", RejectedArguments: []string{}}
 	d.TextDiffArguments.RepoPath = a.RepoPath
 	if d.TextDiffArguments.RepoPath == "" {
 		d.TextDiffArguments.RepoPath = r.dir
@@ -187,8 +182,8 @@ func (o *semanticOutcome) semantic() any {
 // (or the reply check) flagged are listed.
 func (o *semanticOutcome) fallbacks() any {
 	if g := o.gateway; g != nil {
-		out := &GatewayFallbacksData{
-			Fallbacks: []SemanticFallback{}, Engine: g.data.Engine,
+		out := &gatewayFallbacksData{
+			Fallbacks: []semanticFallback{}, Engine: g.data.Engine,
 			AnalyzedFiles: len(g.data.Files), FilesTruncated: g.data.FilesTruncated,
 			RejectedArguments: []string{},
 		}
@@ -197,7 +192,7 @@ func (o *semanticOutcome) fallbacks() any {
 				continue
 			}
 			path := f.Path
-			out.Fallbacks = append(out.Fallbacks, SemanticFallback{
+			out.Fallbacks = append(out.Fallbacks, semanticFallback{
 				From: "diff.semantic", To: "diff.text", Reason: f.Reason,
 				RepoPath: f.TextDiffArguments.RepoPath, Path: &path, TextDiffArguments: *f.TextDiffArguments,
 			})
@@ -205,12 +200,12 @@ func (o *semanticOutcome) fallbacks() any {
 		return out
 	}
 	d := o.local
-	fb := SemanticFallback{
+	fb := semanticFallback{
 		From: "diff.semantic", To: "diff.text", Reason: d.Reason,
 		RepoPath: d.TextDiffArguments.RepoPath, TextDiffArguments: d.TextDiffArguments,
 	}
 	if d.TextDiffArguments.Path != "" {
 		fb.Path = &d.TextDiffArguments.Path
 	}
-	return &SemanticFallbacksData{Fallbacks: []SemanticFallback{fb}, RejectedArguments: d.RejectedArguments}
+	return &semanticFallbacksData{Fallbacks: []semanticFallback{fb}, RejectedArguments: d.RejectedArguments}
 }

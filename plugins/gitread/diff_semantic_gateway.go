@@ -23,9 +23,9 @@ import (
 // gateway bug cannot put an unchecked shape (or a path that was not asked
 // for) in front of an agent.
 
-// SourceGateway is the Result.Source of a semantic diff the FluxGit
+// sourceGateway is the Result.Source of a semantic diff the FluxGit
 // gateway served.
-const SourceGateway = "fluxgit-gateway"
+const sourceGateway = "fluxgit-gateway"
 
 // Limits of the gateway path (spec/tools/diff.semantic.yaml): files per call,
 // diff lines per file, and the size of a per-file reason taken from the
@@ -56,40 +56,40 @@ type semanticRequest struct {
 	Paths    []string `json:"paths"`
 }
 
-// GatewaySemanticData is the diff.semantic payload the gateway served.
+// gatewaySemanticData is the diff.semantic payload the gateway served.
 // Supported is always true; a file the engine could not diff carries
 // fallbackToText:true with its own textDiffArguments instead.
-type GatewaySemanticData struct {
+type gatewaySemanticData struct {
 	Supported      bool           `json:"supported"`
 	Engine         string         `json:"engine"`
 	Base           *string        `json:"base"`
 	Head           *string        `json:"head"`
 	Path           *string        `json:"path"`
-	Files          []SemanticFile `json:"files"`
+	Files          []semanticFile `json:"files"`
 	ChangedFiles   int            `json:"changedFiles"`
 	FilesTruncated bool           `json:"filesTruncated"`
 }
 
-// SemanticFile is one file of a gateway semantic diff: hunks when
-// FallbackToText is false, else Reason and TextDiffArguments.
-type SemanticFile struct {
+// semanticFile is one file of a gateway semantic diff: hunks when
+// FallbackToText is false, else Reason and textDiffArguments.
+type semanticFile struct {
 	Path              string             `json:"path"`
 	FallbackToText    bool               `json:"fallbackToText"`
-	Hunks             []SemanticHunk     `json:"hunks"`
+	Hunks             []semanticHunk     `json:"hunks"`
 	LinesTruncated    *bool              `json:"linesTruncated,omitempty"`
 	Reason            string             `json:"reason,omitempty"`
-	TextDiffArguments *TextDiffArguments `json:"textDiffArguments,omitempty"`
+	TextDiffArguments *textDiffArguments `json:"textDiffArguments,omitempty"`
 }
 
-// SemanticHunk is one hunk of a semantic file diff.
-type SemanticHunk struct {
+// semanticHunk is one hunk of a semantic file diff.
+type semanticHunk struct {
 	Header string         `json:"header"`
-	Lines  []SemanticLine `json:"lines"`
+	Lines  []semanticLine `json:"lines"`
 }
 
-// SemanticLine is one line of a hunk. OldContent and OldChangedTokens
+// semanticLine is one line of a hunk. OldContent and OldChangedTokens
 // describe the old side of a modified line.
-type SemanticLine struct {
+type semanticLine struct {
 	Type             string            `json:"type"`
 	OldLine          *int64            `json:"oldLine"`
 	NewLine          *int64            `json:"newLine"`
@@ -99,10 +99,10 @@ type SemanticLine struct {
 	OldChangedTokens []json.RawMessage `json:"oldChangedTokens"`
 }
 
-// GatewayFallbacksData is the diff.semanticFallbacks payload when the
+// gatewayFallbacksData is the diff.semanticFallbacks payload when the
 // gateway served the diff: only the files that fell back to text.
-type GatewayFallbacksData struct {
-	Fallbacks         []SemanticFallback `json:"fallbacks"`
+type gatewayFallbacksData struct {
+	Fallbacks         []semanticFallback `json:"fallbacks"`
 	Engine            string             `json:"engine"`
 	AnalyzedFiles     int                `json:"analyzedFiles"`
 	FilesTruncated    bool               `json:"filesTruncated"`
@@ -111,7 +111,7 @@ type GatewayFallbacksData struct {
 
 // gatewaySemantic is a served gateway answer.
 type gatewaySemantic struct {
-	data *GatewaySemanticData
+	data *gatewaySemanticData
 }
 
 // semanticRepoID is the FluxGit repository id: the repoId argument, else
@@ -145,7 +145,7 @@ func semanticRepoID(a semanticArgs, r *repo) string {
 // sentence for the agent, why the local fallback is served instead; err
 // is only gitexec.ErrMoved (the caller retries the whole call) or a
 // cancelled call.
-func (p *Provider) semanticViaGateway(ctx context.Context, addr fluxbridge.Address, repoID string, a semanticArgs, r *repo, text TextDiffArguments) (g *gatewaySemantic, failed string, err error) {
+func (p *Provider) semanticViaGateway(ctx context.Context, addr fluxbridge.Address, repoID string, a semanticArgs, r *repo, text textDiffArguments) (g *gatewaySemantic, failed string, err error) {
 	moved := func(err error) bool { return errors.Is(err, gitexec.ErrMoved) }
 	var relPath string
 	if a.Path != "" {
@@ -230,7 +230,7 @@ func (p *Provider) semanticViaGateway(ctx context.Context, addr fluxbridge.Addre
 	if problem != "" {
 		return nil, "its reply was not a valid semantic diff (" + problem + ").", nil
 	}
-	d := &GatewaySemanticData{
+	d := &gatewaySemanticData{
 		Supported: true, Engine: semanticEngine, Files: files,
 		ChangedFiles: changed, FilesTruncated: truncated || pathsTruncated,
 	}
@@ -310,7 +310,7 @@ func semanticClip(s string, n int) string {
 // come back in request order; an entry for a path that was not asked for
 // is dropped, and a requested path the engine left out, sent twice or
 // described in a shape this contract does not know falls back to text.
-func parseSemanticReply(body []byte, paths []string, text TextDiffArguments) (files []SemanticFile, pathsTruncated bool, problem string) {
+func parseSemanticReply(body []byte, paths []string, text textDiffArguments) (files []semanticFile, pathsTruncated bool, problem string) {
 	var top map[string]json.RawMessage
 	if err := strictUnmarshal(body, &top); err != nil || top == nil {
 		return nil, false, "not a JSON object"
@@ -333,7 +333,7 @@ func parseSemanticReply(body []byte, paths []string, text TextDiffArguments) (fi
 		requested[p] = i
 	}
 	type slot struct {
-		file    *SemanticFile
+		file    *semanticFile
 		problem string
 	}
 	slots := make([]slot, len(paths))
@@ -362,19 +362,19 @@ func parseSemanticReply(body []byte, paths []string, text TextDiffArguments) (fi
 			}
 		}
 	}
-	files = make([]SemanticFile, len(paths))
+	files = make([]semanticFile, len(paths))
 	for i, p := range paths {
 		s := slots[i]
 		switch {
 		case s.file != nil:
 			files[i] = *s.file
 		case s.problem == "":
-			files[i] = SemanticFile{Path: p, FallbackToText: true, Reason: "The FluxGit diff engine returned nothing for this file; use diff.text with textDiffArguments."}
+			files[i] = semanticFile{Path: p, FallbackToText: true, Reason: "The FluxGit diff engine returned nothing for this file; use diff.text with textDiffArguments."}
 		default:
-			files[i] = SemanticFile{Path: p, FallbackToText: true, Reason: strings.ToUpper(s.problem[:1]) + s.problem[1:] + "; use diff.text with textDiffArguments."}
+			files[i] = semanticFile{Path: p, FallbackToText: true, Reason: strings.ToUpper(s.problem[:1]) + s.problem[1:] + "; use diff.text with textDiffArguments."}
 		}
 		if files[i].FallbackToText {
-			files[i].Hunks = []SemanticHunk{}
+			files[i].Hunks = []semanticHunk{}
 			files[i].LinesTruncated = nil
 			t := text
 			t.Path = p
@@ -385,8 +385,8 @@ func parseSemanticReply(body []byte, paths []string, text TextDiffArguments) (fi
 }
 
 // parseSemanticFile checks one file entry; bad names the first problem.
-func parseSemanticFile(path string, m map[string]json.RawMessage) (f *SemanticFile, bad string) {
-	f = &SemanticFile{Path: path}
+func parseSemanticFile(path string, m map[string]json.RawMessage) (f *semanticFile, bad string) {
+	f = &semanticFile{Path: path}
 	if strictUnmarshal(m["fallbackToText"], &f.FallbackToText) != nil {
 		return nil, "fallbackToText is missing or not a boolean"
 	}
@@ -416,7 +416,7 @@ func parseSemanticFile(path string, m map[string]json.RawMessage) (f *SemanticFi
 			return nil, "linesTruncated is not a boolean"
 		}
 	}
-	f.Hunks = make([]SemanticHunk, 0, len(hunks))
+	f.Hunks = make([]semanticHunk, 0, len(hunks))
 	budget := semanticMaxLines
 	for hi, raw := range hunks {
 		var h struct {
@@ -426,7 +426,7 @@ func parseSemanticFile(path string, m map[string]json.RawMessage) (f *SemanticFi
 		if strictUnmarshal(raw, &h) != nil || h.Header == nil || h.Lines == nil {
 			return nil, fmt.Sprintf("hunks[%d] needs a string header and a lines array", hi)
 		}
-		hunk := SemanticHunk{Header: *h.Header, Lines: make([]SemanticLine, 0, min(len(h.Lines), budget))}
+		hunk := semanticHunk{Header: *h.Header, Lines: make([]semanticLine, 0, min(len(h.Lines), budget))}
 		for li, rl := range h.Lines {
 			l, bad := parseSemanticLine(rl)
 			if bad != "" {
@@ -451,12 +451,12 @@ func parseSemanticFile(path string, m map[string]json.RawMessage) (f *SemanticFi
 var semanticLineTypes = map[string]bool{"unchanged": true, "added": true, "deleted": true, "modified": true}
 
 // parseSemanticLine checks one hunk line.
-func parseSemanticLine(raw json.RawMessage) (SemanticLine, string) {
+func parseSemanticLine(raw json.RawMessage) (semanticLine, string) {
 	var m map[string]json.RawMessage
 	if strictUnmarshal(raw, &m) != nil || m == nil {
-		return SemanticLine{}, "not an object"
+		return semanticLine{}, "not an object"
 	}
-	l := SemanticLine{ChangedTokens: []json.RawMessage{}, OldChangedTokens: []json.RawMessage{}}
+	l := semanticLine{ChangedTokens: []json.RawMessage{}, OldChangedTokens: []json.RawMessage{}}
 	if strictUnmarshal(m["type"], &l.Type) != nil || !semanticLineTypes[l.Type] {
 		return l, "type must be unchanged, added, deleted or modified"
 	}

@@ -216,11 +216,11 @@ func semCall(t *testing.T, tool string, r semRepo, args map[string]any) *sdk.Res
 }
 
 func TestSemanticGateway(t *testing.T) {
-	fallbackFor := func(r semRepo, path string, args map[string]any) SemanticFile {
-		ta := TextDiffArguments{RepoPath: r.dir, Path: path}
+	fallbackFor := func(r semRepo, path string, args map[string]any) semanticFile {
+		ta := textDiffArguments{RepoPath: r.dir, Path: path}
 		ta.Base, _ = args["base"].(string)
 		ta.Head, _ = args["head"].(string)
-		return SemanticFile{Path: path, FallbackToText: true, Hunks: []SemanticHunk{}, TextDiffArguments: &ta}
+		return semanticFile{Path: path, FallbackToText: true, Hunks: []semanticHunk{}, TextDiffArguments: &ta}
 	}
 	cases := []struct {
 		name     string
@@ -228,7 +228,7 @@ func TestSemanticGateway(t *testing.T) {
 		registry string // "self", "other" or "" (none)
 		reply    func(req semanticRequest) (int, http.Header, []byte)
 		wantBody func(r semRepo) semanticRequest
-		check    func(t *testing.T, r semRepo, args map[string]any, d GatewaySemanticData)
+		check    func(t *testing.T, r semRepo, args map[string]any, d gatewaySemanticData)
 	}{
 		{
 			name: "registered through repoId",
@@ -239,7 +239,7 @@ func TestSemanticGateway(t *testing.T) {
 			wantBody: func(r semRepo) semanticRequest {
 				return semanticRequest{RepoID: "shop-42", RepoPath: r.dir, BaseRef: r.first, HeadRef: r.second, Paths: []string{"a.txt", "b.txt", "sub/c.txt"}}
 			},
-			check: func(t *testing.T, r semRepo, args map[string]any, d GatewaySemanticData) {
+			check: func(t *testing.T, r semRepo, args map[string]any, d gatewaySemanticData) {
 				if d.Base == nil || *d.Base != r.first || d.Head == nil || *d.Head != "main" || d.Path != nil {
 					t.Fatalf("base/head/path %v %v %v", d.Base, d.Head, d.Path)
 				}
@@ -285,7 +285,7 @@ func TestSemanticGateway(t *testing.T) {
 			wantBody: func(r semRepo) semanticRequest {
 				return semanticRequest{RepoID: "shop", RepoPath: r.dir, BaseRef: r.first, Paths: []string{"sub/c.txt"}}
 			},
-			check: func(t *testing.T, r semRepo, args map[string]any, d GatewaySemanticData) {
+			check: func(t *testing.T, r semRepo, args map[string]any, d gatewaySemanticData) {
 				if d.Path == nil || *d.Path != "sub" || d.Head != nil {
 					t.Fatalf("path %v head %v", d.Path, d.Head)
 				}
@@ -307,7 +307,7 @@ func TestSemanticGateway(t *testing.T) {
 			wantBody: func(r semRepo) semanticRequest {
 				return semanticRequest{RepoID: "shop", RepoPath: r.dir, BaseRef: r.first, HeadRef: r.second, Paths: []string{"a.txt", "b.txt", "sub/c.txt"}}
 			},
-			check: func(t *testing.T, r semRepo, args map[string]any, d GatewaySemanticData) {
+			check: func(t *testing.T, r semRepo, args map[string]any, d gatewaySemanticData) {
 				if len(d.Files) != 3 || d.Files[0].FallbackToText {
 					t.Fatalf("%+v", d.Files)
 				}
@@ -336,7 +336,7 @@ func TestSemanticGateway(t *testing.T) {
 			wantBody: func(r semRepo) semanticRequest {
 				return semanticRequest{RepoID: "shop", RepoPath: r.dir, BaseRef: r.first, Paths: []string{"a.txt", "b.txt", "sub/c.txt"}}
 			},
-			check: func(t *testing.T, r semRepo, args map[string]any, d GatewaySemanticData) {
+			check: func(t *testing.T, r semRepo, args map[string]any, d gatewaySemanticData) {
 				if !d.FilesTruncated || d.ChangedFiles != 3 {
 					t.Fatalf("%+v", d)
 				}
@@ -365,7 +365,7 @@ func TestSemanticGateway(t *testing.T) {
 			wantBody: func(r semRepo) semanticRequest {
 				return semanticRequest{RepoID: "shop", RepoPath: r.dir, BaseRef: r.second, Paths: []string{"a.txt"}}
 			},
-			check: func(t *testing.T, r semRepo, args map[string]any, d GatewaySemanticData) {
+			check: func(t *testing.T, r semRepo, args map[string]any, d gatewaySemanticData) {
 				f := d.Files[0]
 				if len(f.Hunks) != 2 || len(f.Hunks[0].Lines) != 1000 || len(f.Hunks[1].Lines) != 500 || !*f.LinesTruncated {
 					t.Fatalf("hunks %d, linesTruncated %v", len(f.Hunks), *f.LinesTruncated)
@@ -384,7 +384,7 @@ func TestSemanticGateway(t *testing.T) {
 				git(t, r.dir, "add", "many")
 				return map[string]any{"repoId": "shop", "base": r.second, "path": "many"}
 			},
-			check: func(t *testing.T, r semRepo, args map[string]any, d GatewaySemanticData) {
+			check: func(t *testing.T, r semRepo, args map[string]any, d gatewaySemanticData) {
 				if d.ChangedFiles != 30 || !d.FilesTruncated || len(d.Files) != 25 || d.Files[24].Path != "many/f24.txt" {
 					t.Fatalf("changed %d truncated %v files %d", d.ChangedFiles, d.FilesTruncated, len(d.Files))
 				}
@@ -405,10 +405,10 @@ func TestSemanticGateway(t *testing.T) {
 			}
 			args := tc.args(t, r)
 			res := semCall(t, "diff.semantic", r, args)
-			if res.Source != SourceGateway {
+			if res.Source != sourceGateway {
 				t.Fatalf("source %q, data %s", res.Source, res.Data)
 			}
-			var d GatewaySemanticData
+			var d gatewaySemanticData
 			if err := json.Unmarshal(res.Data, &d); err != nil {
 				t.Fatal(err)
 			}
@@ -560,12 +560,12 @@ func TestSemanticGatewayFallsBackLocally(t *testing.T) {
 			args := tc.args(t, r)
 			for _, tool := range []string{"diff.semantic", "diff.semanticFallbacks"} {
 				res := semCall(t, tool, r, args)
-				if res.Source != Source {
+				if res.Source != source {
 					t.Fatalf("%s: source %q", tool, res.Source)
 				}
 				var reason string
 				if tool == "diff.semantic" {
-					var d SemanticData
+					var d semanticData
 					if err := json.Unmarshal(res.Data, &d); err != nil {
 						t.Fatal(err)
 					}
@@ -574,7 +574,7 @@ func TestSemanticGatewayFallsBackLocally(t *testing.T) {
 					}
 					reason = d.Reason
 				} else {
-					var f SemanticFallbacksData
+					var f semanticFallbacksData
 					if err := json.Unmarshal(res.Data, &f); err != nil {
 						t.Fatal(err)
 					}
@@ -604,10 +604,10 @@ func TestSemanticFallbacksGateway(t *testing.T) {
 	}})))
 	semEnv(t, g.srv.Listener.Addr().String(), r.dir)
 	res := semCall(t, "diff.semanticFallbacks", r, map[string]any{"base": r.first})
-	if res.Source != SourceGateway {
+	if res.Source != sourceGateway {
 		t.Fatalf("source %q", res.Source)
 	}
-	var d GatewayFallbacksData
+	var d gatewayFallbacksData
 	if err := json.Unmarshal(res.Data, &d); err != nil {
 		t.Fatal(err)
 	}
@@ -617,7 +617,7 @@ func TestSemanticFallbacksGateway(t *testing.T) {
 	wantReasons := []string{semanticReasonEngineFallback, "malformed: fallbackToText is missing or not a boolean"}
 	for i, p := range []string{"b.txt", "sub/c.txt"} {
 		f := d.Fallbacks[i]
-		want := TextDiffArguments{RepoPath: r.dir, Base: r.first, Path: p}
+		want := textDiffArguments{RepoPath: r.dir, Base: r.first, Path: p}
 		if f.From != "diff.semantic" || f.To != "diff.text" || f.Supported || f.Path == nil || *f.Path != p ||
 			f.RepoPath != r.dir || f.TextDiffArguments != want || !strings.Contains(f.Reason, wantReasons[i]) {
 			t.Fatalf("fallback %d: %+v", i, f)

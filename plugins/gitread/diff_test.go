@@ -127,7 +127,7 @@ func TestDiffTextKnownAnswers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := with(tt.args, "repoPath", repo)
-			var d DiffData
+			var d diffData
 			raw := mustOK(t, "diff.text", args, &d)
 			if tt.want != "" && d.Diff != tt.want {
 				t.Fatalf("diff\n got %q\nwant %q", d.Diff, tt.want)
@@ -188,7 +188,7 @@ func TestDiffTextExactTotalsFalse(t *testing.T) {
 			for k, v := range tt.args {
 				args[k] = v
 			}
-			var exact, fast DiffData
+			var exact, fast diffData
 			mustOK(t, "diff.text", args, &fast)
 			args["exactTotals"] = true
 			mustOK(t, "diff.text", args, &exact)
@@ -262,7 +262,7 @@ func TestDiffTextArgumentRefusals(t *testing.T) {
 	} {
 		for _, mode := range []string{"patch", "stat", "nameStatus"} {
 			t.Run("literal path "+mode+" "+evil, func(t *testing.T) {
-				var d DiffData
+				var d diffData
 				mustOK(t, "diff.text", map[string]any{"repoPath": repo, "base": "HEAD~2", "mode": mode, "paths": []string{evil}, "path": evil}, &d)
 				if d.Diff != "" || d.Truncated {
 					t.Fatalf("an option-shaped path matched something: %q", d.Diff)

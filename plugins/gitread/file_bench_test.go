@@ -67,7 +67,7 @@ func BenchmarkFileBlame5000Lines(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			tc.args["repoPath"], tc.args["path"] = dir, "big.go"
-			var d FileBlameData
+			var d fileBlameData
 			for b.Loop() {
 				benchCall(b, p, "file.blame", tc.args, &d)
 			}
@@ -124,7 +124,7 @@ func BenchmarkFileRead100MBBlob(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			tc.args["repoPath"], tc.args["path"] = dir, "huge.csv"
 			b.ReportAllocs()
-			var d FileReadData
+			var d fileReadData
 			for b.Loop() {
 				benchCall(b, p, "file.read", tc.args, &d)
 			}

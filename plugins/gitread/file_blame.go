@@ -14,8 +14,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { register("file.blame", (*Provider).fileBlame) }
-
 type fileBlameArgs struct {
 	RepoPath         string       `json:"repoPath"`
 	RepoID           string       `json:"repoId"`
@@ -30,11 +28,11 @@ type fileBlameArgs struct {
 	IgnoreWhitespace bool         `json:"ignoreWhitespace"`
 }
 
-// BlameHunk is a run of consecutive lines last changed by one commit:
+// blameHunk is a run of consecutive lines last changed by one commit:
 // lines StartLine..StartLine+Lines-1 of the file at the blamed revision,
 // which were lines OrigStartLine.. of OrigPath (null when it is the
 // requested path) in Commit.
-type BlameHunk struct {
+type blameHunk struct {
 	StartLine      int64   `json:"startLine"`
 	Lines          int64   `json:"lines"`
 	Commit         string  `json:"commit"`
@@ -44,8 +42,8 @@ type BlameHunk struct {
 	origPathRaw    []byte
 }
 
-// BlameCommit describes a commit the hunks refer to, once.
-type BlameCommit struct {
+// blameCommit describes a commit the hunks refer to, once.
+type blameCommit struct {
 	Hash        string `json:"hash"`
 	AuthorName  string `json:"authorName"`
 	AuthorEmail string `json:"authorEmail"`
@@ -53,18 +51,18 @@ type BlameCommit struct {
 	Summary     string `json:"summary"`
 }
 
-// FileBlameData is the file.blame payload: per-hunk attribution plus one
+// fileBlameData is the file.blame payload: per-hunk attribution plus one
 // entry per commit, so a commit's author and summary are not repeated for
 // each of its lines.
-type FileBlameData struct {
+type fileBlameData struct {
 	Path       string        `json:"path"`
 	PathBase64 string        `json:"pathBase64,omitempty"`
 	Rev        *string       `json:"rev"`
 	Commit     string        `json:"commit"`
 	StartLine  int64         `json:"startLine"`
 	EndLine    int64         `json:"endLine"`
-	Hunks      []BlameHunk   `json:"hunks"`
-	Commits    []BlameCommit `json:"commits"`
+	Hunks      []blameHunk   `json:"hunks"`
+	Commits    []blameCommit `json:"commits"`
 	Truncated  bool          `json:"truncated"`
 	MaxLines   int64         `json:"maxLines"`
 }
@@ -126,7 +124,7 @@ func (p *Provider) fileBlame(ctx context.Context, call *sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &FileBlameData{Commit: commit, StartLine: start, EndLine: start - 1, Hunks: []BlameHunk{}, Commits: []BlameCommit{}, MaxLines: maxLines}
+	d := &fileBlameData{Commit: commit, StartLine: start, EndLine: start - 1, Hunks: []blameHunk{}, Commits: []blameCommit{}, MaxLines: maxLines}
 	d.Path, d.PathBase64 = pathText([]byte(rel))
 	if a.Rev != nil && *a.Rev != "" {
 		d.Rev = a.Rev
@@ -205,10 +203,10 @@ func (p *Provider) fileBlame(ctx context.Context, call *sdk.Call) (any, error) {
 // (tab-prefixed) are skipped without being buffered, so a very long line
 // costs nothing; header lines are kept up to maxField.
 type blameParser struct {
-	d       *FileBlameData
+	d       *fileBlameData
 	commits map[string]int    // hash -> index in d.Commits
 	paths   map[string][]byte // hash -> filename of its first group
-	cur     *BlameHunk
+	cur     *blameHunk
 	curHash string
 
 	line    []byte
@@ -280,9 +278,9 @@ func (b *blameParser) header(line []byte) error {
 		hash := string(key)
 		if _, ok := b.commits[hash]; !ok {
 			b.commits[hash] = len(b.d.Commits)
-			b.d.Commits = append(b.d.Commits, BlameCommit{Hash: hash})
+			b.d.Commits = append(b.d.Commits, blameCommit{Hash: hash})
 		}
-		b.d.Hunks = append(b.d.Hunks, BlameHunk{StartLine: final, Lines: count, Commit: hash, OrigStartLine: orig, origPathRaw: b.paths[hash]})
+		b.d.Hunks = append(b.d.Hunks, blameHunk{StartLine: final, Lines: count, Commit: hash, OrigStartLine: orig, origPathRaw: b.paths[hash]})
 		b.cur, b.curHash = &b.d.Hunks[len(b.d.Hunks)-1], hash
 		return nil
 	}

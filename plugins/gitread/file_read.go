@@ -19,8 +19,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { register("file.read", (*Provider).fileRead) }
-
 type fileReadArgs struct {
 	RepoPath   string       `json:"repoPath"`
 	RepoID     string       `json:"repoId"`
@@ -36,11 +34,11 @@ type fileReadArgs struct {
 	Encoding   string       `json:"encoding"`
 }
 
-// FileReadData is the file.read payload. Size is the whole file's size;
+// fileReadData is the file.read payload. Size is the whole file's size;
 // Offset and Bytes place the returned content inside it, StartLine and
 // EndLine (line reads only) name the lines it covers. TotalLines is known
 // only when the whole file was read.
-type FileReadData struct {
+type fileReadData struct {
 	Path        string  `json:"path"`
 	PathBase64  string  `json:"pathBase64,omitempty"`
 	Rev         *string `json:"rev"`
@@ -156,7 +154,7 @@ func (p *Provider) fileRead(ctx context.Context, call *sdk.Call) (any, error) {
 	if err := checkRelPath("arguments.path", r, rel); err != nil {
 		return nil, err
 	}
-	d := &FileReadData{MaxBytes: plan.budget}
+	d := &fileReadData{MaxBytes: plan.budget}
 	d.Path, d.PathBase64 = pathText([]byte(rel))
 	var sink *rangeSink
 	if a.Worktree {
@@ -260,7 +258,7 @@ func (p *Provider) lookupPath(ctx context.Context, r *repo, commit, shownRev, re
 
 // readBlob streams the blob at rev (HEAD when empty) through a rangeSink
 // that stops git once it has what it needs.
-func (p *Provider) readBlob(ctx context.Context, r *repo, rev, rel string, plan *readPlan, d *FileReadData) (*rangeSink, error) {
+func (p *Provider) readBlob(ctx context.Context, r *repo, rev, rel string, plan *readPlan, d *fileReadData) (*rangeSink, error) {
 	field, shown := "rev", rev
 	if rev == "" {
 		field, shown = "rev (default HEAD)", "HEAD"
@@ -293,7 +291,7 @@ func (p *Provider) readBlob(ctx context.Context, r *repo, rev, rel string, plan 
 // only while they stay inside the work tree (and out of .git); the file
 // is then opened through no link at all, so a link swapped in after the
 // check fails the open instead of leading elsewhere.
-func (p *Provider) readWorktree(r *repo, rel string, plan *readPlan, d *FileReadData) (*rangeSink, error) {
+func (p *Provider) readWorktree(r *repo, rel string, plan *readPlan, d *fileReadData) (*rangeSink, error) {
 	top := canonicalDir(r.dir)
 	real, err := filepath.EvalSymlinks(filepath.Join(top, filepath.FromSlash(rel)))
 	if err != nil {
@@ -510,7 +508,7 @@ func (s *rangeSink) Write(p []byte) (int, error) {
 // finish decides binary-ness for a file shorter than the sniff window,
 // checks that a line range started inside the file, cuts the kept bytes to
 // the budget and fills d.
-func (s *rangeSink) finish(d *FileReadData) error {
+func (s *rangeSink) finish(d *fileReadData) error {
 	if s.binary == nil {
 		s.sniffed(s.sniff)
 	}

@@ -137,7 +137,7 @@ func TestFileRead(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.args["repoPath"] = f.repo
-			var d FileReadData
+			var d fileReadData
 			raw := mustOK(t, "file.read", tt.args, &d)
 			w := tt.want
 			switch {
@@ -254,7 +254,7 @@ func TestFileReadLargeBlobStopsAtBudget(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.args["repoPath"] = repo
-			var d FileReadData
+			var d fileReadData
 			raw := mustOK(t, "file.read", tc.args, &d)
 			if strp(d.Content) != tc.content && !(tc.content == "" && d.Content == nil) {
 				t.Fatalf("content %.80q, want %.80q", strp(d.Content), tc.content)
@@ -274,39 +274,39 @@ func TestFileReadLargeBlobStopsAtBudget(t *testing.T) {
 
 func TestFileBlame(t *testing.T) {
 	f := newFileFixture(t)
-	ada := BlameCommit{Hash: f.c1, AuthorName: "Ada Author", AuthorEmail: "ada@example.com", AuthorTime: authorTime, Summary: "add notes"}
-	zoe := BlameCommit{Hash: f.c2, AuthorName: "Zoë Ærø-Łukasz", AuthorEmail: "zoe@example.com", AuthorTime: authorTime, Summary: "rename notes"}
-	back := BlameCommit{Hash: f.c4, AuthorName: "Ada Author", AuthorEmail: "ada@example.com", AuthorTime: authorTime, Summary: "bring gone back"}
+	ada := blameCommit{Hash: f.c1, AuthorName: "Ada Author", AuthorEmail: "ada@example.com", AuthorTime: authorTime, Summary: "add notes"}
+	zoe := blameCommit{Hash: f.c2, AuthorName: "Zoë Ærø-Łukasz", AuthorEmail: "zoe@example.com", AuthorTime: authorTime, Summary: "rename notes"}
+	back := blameCommit{Hash: f.c4, AuthorName: "Ada Author", AuthorEmail: "ada@example.com", AuthorTime: authorTime, Summary: "bring gone back"}
 	old := "notes.txt"
 	tests := []struct {
 		name      string
 		args      map[string]any
-		hunks     []BlameHunk
-		commits   []BlameCommit
+		hunks     []blameHunk
+		commits   []blameCommit
 		start     int64
 		end       int64
 		truncated bool
 	}{
 		{"whole file across a rename", map[string]any{"path": "docs/notes.md"},
-			[]BlameHunk{{StartLine: 1, Lines: 3, Commit: f.c1, OrigStartLine: 1, OrigPath: &old}, {StartLine: 4, Lines: 1, Commit: f.c2, OrigStartLine: 4}},
-			[]BlameCommit{ada, zoe}, 1, 4, false},
+			[]blameHunk{{StartLine: 1, Lines: 3, Commit: f.c1, OrigStartLine: 1, OrigPath: &old}, {StartLine: 4, Lines: 1, Commit: f.c2, OrigStartLine: 4}},
+			[]blameCommit{ada, zoe}, 1, 4, false},
 		{"one line", map[string]any{"path": "docs/notes.md", "startLine": 4, "endLine": 4},
-			[]BlameHunk{{StartLine: 4, Lines: 1, Commit: f.c2, OrigStartLine: 4}}, []BlameCommit{zoe}, 4, 4, false},
+			[]blameHunk{{StartLine: 4, Lines: 1, Commit: f.c2, OrigStartLine: 4}}, []blameCommit{zoe}, 4, 4, false},
 		{"line cap", map[string]any{"path": "docs/notes.md", "startLine": 2, "maxLines": 2},
-			[]BlameHunk{{StartLine: 2, Lines: 2, Commit: f.c1, OrigStartLine: 2, OrigPath: &old}}, []BlameCommit{ada}, 2, 3, true},
+			[]blameHunk{{StartLine: 2, Lines: 2, Commit: f.c1, OrigStartLine: 2, OrigPath: &old}}, []blameCommit{ada}, 2, 3, true},
 		{"endLine past the end", map[string]any{"path": "docs/notes.md", "startLine": 4, "endLine": 50},
-			[]BlameHunk{{StartLine: 4, Lines: 1, Commit: f.c2, OrigStartLine: 4}}, []BlameCommit{zoe}, 4, 4, false},
+			[]blameHunk{{StartLine: 4, Lines: 1, Commit: f.c2, OrigStartLine: 4}}, []blameCommit{zoe}, 4, 4, false},
 		{"at an older revision", map[string]any{"path": "notes.txt", "rev": f.c1},
-			[]BlameHunk{{StartLine: 1, Lines: 3, Commit: f.c1, OrigStartLine: 1}}, []BlameCommit{ada}, 1, 3, false},
+			[]blameHunk{{StartLine: 1, Lines: 3, Commit: f.c1, OrigStartLine: 1}}, []blameCommit{ada}, 1, 3, false},
 		{"deleted and re-added", map[string]any{"path": "gone.txt"},
-			[]BlameHunk{{StartLine: 1, Lines: 1, Commit: f.c4, OrigStartLine: 1}}, []BlameCommit{back}, 1, 1, false},
+			[]blameHunk{{StartLine: 1, Lines: 1, Commit: f.c4, OrigStartLine: 1}}, []blameCommit{back}, 1, 1, false},
 		{"non-UTF-8 name", map[string]any{"pathBase64": f.latinB64},
-			[]BlameHunk{{StartLine: 1, Lines: 1, Commit: f.c1, OrigStartLine: 1}}, []BlameCommit{ada}, 1, 1, false},
+			[]blameHunk{{StartLine: 1, Lines: 1, Commit: f.c1, OrigStartLine: 1}}, []blameCommit{ada}, 1, 1, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.args["repoPath"] = f.repo
-			var d FileBlameData
+			var d fileBlameData
 			raw := mustOK(t, "file.blame", tt.args, &d)
 			for i := range d.Hunks {
 				d.Hunks[i].origPathRaw = nil
@@ -346,18 +346,18 @@ func TestFileBlameMovesAndCopies(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args map[string]any
-		want []BlameHunk
+		want []blameHunk
 	}{
 		{"copy not detected", map[string]any{"path": "dst.txt"},
-			[]BlameHunk{{StartLine: 1, Lines: 4, Commit: change, OrigStartLine: 1}}},
+			[]blameHunk{{StartLine: 1, Lines: 4, Commit: change, OrigStartLine: 1}}},
 		{"copy detected", map[string]any{"path": "dst.txt", "detectCopies": true},
-			[]BlameHunk{{StartLine: 1, Lines: 4, Commit: orig, OrigStartLine: 1, OrigPath: &src}}},
+			[]blameHunk{{StartLine: 1, Lines: 4, Commit: orig, OrigStartLine: 1, OrigPath: &src}}},
 		{"move detected", map[string]any{"path": "moved.txt", "detectMoves": true},
-			[]BlameHunk{{StartLine: 1, Lines: 4, Commit: orig, OrigStartLine: 5}, {StartLine: 5, Lines: 4, Commit: orig, OrigStartLine: 1}}},
+			[]blameHunk{{StartLine: 1, Lines: 4, Commit: orig, OrigStartLine: 5}, {StartLine: 5, Lines: 4, Commit: orig, OrigStartLine: 1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.args["repoPath"] = repo
-			var d FileBlameData
+			var d fileBlameData
 			raw := mustOK(t, "file.blame", tc.args, &d)
 			for i := range d.Hunks {
 				d.Hunks[i].origPathRaw = nil
@@ -405,7 +405,7 @@ func TestFileBlameRefusals(t *testing.T) {
 			}
 		})
 	}
-	var d FileBlameData
+	var d fileBlameData
 	mustOK(t, "file.blame", map[string]any{"repoPath": f.repo, "path": "empty.txt"}, &d)
 	if len(d.Hunks) != 0 || d.EndLine != 0 || d.Truncated {
 		t.Fatalf("empty file: %+v", d)
@@ -507,7 +507,7 @@ func TestRangeSinkChunking(t *testing.T) {
 						break
 					}
 				}
-				var d FileReadData
+				var d fileReadData
 				d.MaxBytes = plan.budget
 				if err := s.finish(&d); err != nil {
 					t.Fatal(err)
@@ -533,12 +533,12 @@ func TestFileBlameThroughAMerge(t *testing.T) {
 	write(t, repo, "m.txt", "1\n2\n3\n4\nfive\n")
 	main := commitAll(t, repo, "main")
 	git(t, repo, "merge", "-q", "--no-edit", "side")
-	var r FileReadData
+	var r fileReadData
 	mustOK(t, "file.read", map[string]any{"repoPath": repo, "path": "m.txt"}, &r)
 	if strp(r.Content) != "one\n2\n3\n4\nfive\n" {
 		t.Fatalf("merged content %q", strp(r.Content))
 	}
-	var d FileBlameData
+	var d fileBlameData
 	raw := mustOK(t, "file.blame", map[string]any{"repoPath": repo, "path": "m.txt"}, &d)
 	var got []string
 	for _, h := range d.Hunks {
@@ -561,7 +561,7 @@ func TestFileBlameIgnoresConfiguredMailmapFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	git(t, f.repo, "config", "mailmap.file", outside)
-	var d FileBlameData
+	var d fileBlameData
 	mustOK(t, "file.blame", map[string]any{"repoPath": f.repo, "path": "docs/notes.md"}, &d)
 	for _, c := range d.Commits {
 		if c.AuthorName == "Outside Name" {

@@ -21,8 +21,6 @@ import (
 // <runDir>/repos/*.path, where runDir is FLUXGIT_RUN_DIR (read at call
 // time) or the per-OS default.
 
-func init() { register("fleet.digest", (*Provider).fleetDigest) }
-
 const (
 	digestMaxRepos       = 500
 	digestEventsPerRepo  = 200
@@ -36,8 +34,8 @@ type digestArgs struct {
 	MaxEvents *json.Number `json:"maxEvents"`
 }
 
-// DigestEvent is one reflog entry of fleet.digest.
-type DigestEvent struct {
+// digestEvent is one reflog entry of fleet.digest.
+type digestEvent struct {
 	RepoPath string  `json:"repoPath"`
 	AtMs     int64   `json:"atMs"`
 	RefName  string  `json:"refName"`
@@ -50,20 +48,20 @@ type DigestEvent struct {
 	Source   string  `json:"source"`
 }
 
-// DigestRepo is the per-repository report of fleet.digest.
-type DigestRepo struct {
+// digestRepo is the per-repository report of fleet.digest.
+type digestRepo struct {
 	RepoPath   string  `json:"repoPath"`
 	Error      *string `json:"error"`
 	Truncated  bool    `json:"truncated"`
 	EventCount int     `json:"eventCount"`
 }
 
-// DigestData is the fleet.digest payload.
-type DigestData struct {
+// digestData is the fleet.digest payload.
+type digestData struct {
 	SinceMs                     int64         `json:"sinceMs"`
-	Events                      []DigestEvent `json:"events"`
+	Events                      []digestEvent `json:"events"`
 	EventCount                  int           `json:"eventCount"`
-	Repos                       []DigestRepo  `json:"repos"`
+	Repos                       []digestRepo  `json:"repos"`
 	RepoSource                  string        `json:"repoSource"`
 	RequestedRepoCount          int           `json:"requestedRepoCount"`
 	ExcludedOutsideAllowedRoots int           `json:"excludedOutsideAllowedRoots"`
@@ -90,7 +88,7 @@ func (p *Provider) fleetDigest(ctx context.Context, call *sdk.Call) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	d := &DigestData{SinceMs: since, Events: []DigestEvent{}, Repos: []DigestRepo{}, RepoSource: "arguments"}
+	d := &digestData{SinceMs: since, Events: []digestEvent{}, Repos: []digestRepo{}, RepoSource: "arguments"}
 	var paths []string
 	seen := map[string]bool{}
 	if len(a.RepoPaths) > 0 {
@@ -121,11 +119,11 @@ func (p *Provider) fleetDigest(ctx context.Context, call *sdk.Call) (any, error)
 		paths = paths[:digestMaxRepos]
 		d.Truncated = true
 	}
-	perRepo := make([][]DigestEvent, len(paths))
-	d.Repos = make([]DigestRepo, len(paths))
+	perRepo := make([][]digestEvent, len(paths))
+	d.Repos = make([]digestRepo, len(paths))
 	_ = forEach(len(paths), fxFleetWorkers, func(i int) error {
 		evs, truncated, repoPath, err := p.digestRepo(ctx, call, paths[i], since)
-		rep := DigestRepo{RepoPath: repoPath, Truncated: truncated, EventCount: len(evs)}
+		rep := digestRepo{RepoPath: repoPath, Truncated: truncated, EventCount: len(evs)}
 		if err != nil {
 			msg := fxTruncRunes(err.Error(), 512)
 			rep.Error = &msg
@@ -182,8 +180,8 @@ func (p *Provider) fleetDigest(ctx context.Context, call *sdk.Call) (any, error)
 }
 
 // digestRepo collects one repository's events since sinceMs.
-func (p *Provider) digestRepo(ctx context.Context, call *sdk.Call, repoPath string, since int64) (events []DigestEvent, truncated bool, path string, err error) {
-	events = []DigestEvent{}
+func (p *Provider) digestRepo(ctx context.Context, call *sdk.Call, repoPath string, since int64) (events []digestEvent, truncated bool, path string, err error) {
+	events = []digestEvent{}
 	r, err := p.open(ctx, call, repoPath)
 	if err != nil {
 		return events, false, repoPath, err
@@ -248,7 +246,7 @@ func (p *Provider) digestRepo(ctx context.Context, call *sdk.Call, repoPath stri
 				break
 			}
 			kind, source := digestKind(e.message)
-			ev := DigestEvent{
+			ev := digestEvent{
 				RepoPath: r.dir, AtMs: at, RefName: f.ref, Kind: kind, Source: source,
 				Message: fxTruncRunes(e.message, 200), Identity: fxTruncRunes(e.identity, 256),
 			}

@@ -13,8 +13,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { register("fleet.radar", (*Provider).fleetRadar) }
-
 // radarMaxPaths bounds the predicted conflict paths listed per repository.
 const radarMaxPaths = 20
 
@@ -28,8 +26,8 @@ type radarArgs struct {
 	MaxRepos *json.Number `json:"maxRepos"`
 }
 
-// RadarEntry is one repository of fleet.radar.
-type RadarEntry struct {
+// radarEntry is one repository of fleet.radar.
+type radarEntry struct {
 	RepoID                          *string  `json:"repoId"`
 	Label                           string   `json:"label"`
 	RepoPath                        string   `json:"repoPath"`
@@ -58,8 +56,8 @@ type RadarEntry struct {
 	SuggestedActions                []string `json:"suggestedActions"`
 }
 
-// RadarAttention is an entry of the attention stack.
-type RadarAttention struct {
+// radarAttention is an entry of the attention stack.
+type radarAttention struct {
 	RepoID           *string  `json:"repoId"`
 	Label            string   `json:"label"`
 	RepoPath         string   `json:"repoPath"`
@@ -69,10 +67,10 @@ type RadarAttention struct {
 	SuggestedActions []string `json:"suggestedActions"`
 }
 
-// RadarData is the fleet.radar payload.
-type RadarData struct {
-	Entries        []RadarEntry     `json:"entries"`
-	AttentionStack []RadarAttention `json:"attentionStack"`
+// radarData is the fleet.radar payload.
+type radarData struct {
+	Entries        []radarEntry     `json:"entries"`
+	AttentionStack []radarAttention `json:"attentionStack"`
 	RequestedCount int              `json:"requestedCount"`
 	ScannedCount   int              `json:"scannedCount"`
 	FailedCount    int              `json:"failedCount"`
@@ -144,13 +142,13 @@ func (p *Provider) fleetRadar(ctx context.Context, call *sdk.Call) (any, error) 
 	if requested == 0 {
 		return nil, invalid("arguments.repoPaths or arguments.repositories must name at least one repository")
 	}
-	d := &RadarData{RequestedCount: requested, Entries: []RadarEntry{}, AttentionStack: []RadarAttention{}}
+	d := &radarData{RequestedCount: requested, Entries: []radarEntry{}, AttentionStack: []radarAttention{}}
 	if len(targets) > int(maxRepos) {
 		d.TruncatedCount = len(targets) - int(maxRepos)
 		d.Truncated = true
 		targets = targets[:maxRepos]
 	}
-	d.Entries = make([]RadarEntry, len(targets))
+	d.Entries = make([]radarEntry, len(targets))
 	_ = forEach(len(targets), fxFleetWorkers, func(i int) error {
 		d.Entries[i] = p.radarInspect(ctx, call, targets[i])
 		return nil
@@ -170,7 +168,7 @@ func (p *Provider) fleetRadar(ctx context.Context, call *sdk.Call) (any, error) 
 			d.PotentialCount++
 		}
 		if e.Status != "clean" {
-			d.AttentionStack = append(d.AttentionStack, RadarAttention{e.RepoID, e.Label, e.RepoPath, e.Status, e.Priority, e.Summary, e.SuggestedActions})
+			d.AttentionStack = append(d.AttentionStack, radarAttention{e.RepoID, e.Label, e.RepoPath, e.Status, e.Priority, e.Summary, e.SuggestedActions})
 		}
 	}
 	sort.SliceStable(d.AttentionStack, func(i, j int) bool { return d.AttentionStack[i].Priority > d.AttentionStack[j].Priority })
@@ -184,13 +182,13 @@ func (p *Provider) fleetRadar(ctx context.Context, call *sdk.Call) (any, error) 
 }
 
 // radarInspect builds one entry; failures become an "unknown" entry.
-func (p *Provider) radarInspect(ctx context.Context, call *sdk.Call, t radarTarget) RadarEntry {
+func (p *Provider) radarInspect(ctx context.Context, call *sdk.Call, t radarTarget) radarEntry {
 	start := time.Now()
 	label := t.label
 	if label == "" {
 		label = filepath.Base(t.path)
 	}
-	e := RadarEntry{RepoID: t.id, Label: label, RepoPath: t.path, PotentialConflictPaths: []string{}}
+	e := radarEntry{RepoID: t.id, Label: label, RepoPath: t.path, PotentialConflictPaths: []string{}}
 	err := p.radarFill(ctx, call, &e)
 	status := "clean"
 	switch {
@@ -218,7 +216,7 @@ func (p *Provider) radarInspect(ctx context.Context, call *sdk.Call, t radarTarg
 	return e
 }
 
-func (p *Provider) radarFill(ctx context.Context, call *sdk.Call, e *RadarEntry) error {
+func (p *Provider) radarFill(ctx context.Context, call *sdk.Call, e *radarEntry) error {
 	r, err := p.open(ctx, call, e.RepoPath)
 	if err != nil {
 		return err

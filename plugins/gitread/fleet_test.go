@@ -177,7 +177,7 @@ func TestConflictPreflight(t *testing.T) {
 			if tt.current != "" {
 				args["currentRef"] = tt.current
 			}
-			var d PreflightData
+			var d preflightData
 			fxOK(t, "repo.conflictPreflight", args, &d)
 			if d.Status != tt.status {
 				t.Fatalf("status %s, want %s (%+v)", d.Status, tt.status, d)
@@ -197,7 +197,7 @@ func TestConflictPreflight(t *testing.T) {
 		})
 	}
 	t.Run("maxPaths", func(t *testing.T) {
-		var d PreflightData
+		var d preflightData
 		fxOK(t, "repo.conflictPreflight", map[string]any{"repoPath": conflict, "targetRef": "origin/main", "maxPaths": 1}, &d)
 		if d.Truncated || len(d.ConflictingPaths) != 1 {
 			t.Fatalf("%+v", d)
@@ -221,9 +221,9 @@ func TestRefInjectionRefused(t *testing.T) {
 		}
 	}
 	// The ref exists; tools that enumerate refs or reflogs must not pass it on.
-	var r RadarData
+	var r radarData
 	fxOK(t, "fleet.radar", map[string]any{"repoPaths": []string{repo}}, &r)
-	var dg DigestData
+	var dg digestData
 	fxOK(t, "fleet.digest", map[string]any{"repoPaths": []string{repo}, "sinceMs": 0}, &dg)
 	assertNoPwned(t, repo)
 	if _, err := os.Stat(filepath.Join(repo, "pwned")); err == nil {
@@ -236,13 +236,13 @@ func TestSemanticFallback(t *testing.T) {
 	t.Setenv("FLUXGIT_MCP_HANDSHAKE_ADDR", "")
 	t.Setenv("FLUXGIT_GATEWAY_ADDR", "")
 	t.Setenv("FLUXGIT_GATEWAY_URL", "")
-	var d SemanticData
+	var d semanticData
 	fxOK(t, "diff.semantic", map[string]any{"repoPath": repo, "base": "HEAD", "path": "a.txt"}, &d)
-	want := TextDiffArguments{RepoPath: repo, Base: "HEAD", Path: "a.txt"}
+	want := textDiffArguments{RepoPath: repo, Base: "HEAD", Path: "a.txt"}
 	if d.Supported || d.Fallback != "diff.text" || d.TextDiffArguments != want || d.GatewayConfigured {
 		t.Fatalf("%+v", d)
 	}
-	var f SemanticFallbacksData
+	var f semanticFallbacksData
 	fxOK(t, "diff.semanticFallbacks", map[string]any{"repoPath": repo}, &f)
 	if len(f.Fallbacks) != 1 || f.Fallbacks[0].Path != nil || f.Fallbacks[0].To != "diff.text" {
 		t.Fatalf("%+v", f)
@@ -273,7 +273,7 @@ func TestFleetRadar(t *testing.T) {
 	for _, r := range []string{conflict, divergent, clean} {
 		before[r] = snapshot(t, r)
 	}
-	var d RadarData
+	var d radarData
 	fxOK(t, "fleet.radar", map[string]any{
 		"repositories": []map[string]any{{"repoPath": conflict, "repoId": "c1", "label": "conflicting"}},
 		"repoPaths":    []string{divergent, clean, dirty, merging, "/nonexistent/repo", conflict},
@@ -305,7 +305,7 @@ func TestFleetRadar(t *testing.T) {
 			t.Fatalf("%s modified:\n%s", r, strings.Join(diff, "\n"))
 		}
 	}
-	var lim RadarData
+	var lim radarData
 	fxOK(t, "fleet.radar", map[string]any{"repoPaths": []string{clean, dirty}, "maxRepos": 1}, &lim)
 	if len(lim.Entries) != 1 || lim.TruncatedCount != 1 || !lim.Truncated {
 		t.Fatalf("%+v", lim)

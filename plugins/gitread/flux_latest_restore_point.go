@@ -6,8 +6,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { registerFluxGit("flux.latestRestorePoint", (*Provider).fluxLatestRestorePoint) }
-
 // LatestRestorePointData is the flux.latestRestorePoint payload.
 type LatestRestorePointData struct {
 	LatestRestorePoint *RestorePoint  `json:"latestRestorePoint"`

@@ -7,10 +7,8 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { registerFluxGit("flux.restorePointDetails", (*Provider).fluxRestorePointDetails) }
-
-// RestorePointDetailsData is the flux.restorePointDetails payload.
-type RestorePointDetailsData struct {
+// restorePointDetailsData is the flux.restorePointDetails payload.
+type restorePointDetailsData struct {
 	RestorePoint     *RestorePoint `json:"restorePoint"`
 	RestoreCount     int           `json:"restoreCount"`
 	ApprovalRequired bool          `json:"approvalRequired"`
@@ -36,7 +34,7 @@ func (p *Provider) fluxRestorePointDetails(ctx context.Context, call *sdk.Call) 
 	if err != nil {
 		return nil, err
 	}
-	d := &RestorePointDetailsData{RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
+	d := &restorePointDetailsData{RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
 	if len(rps) == 0 {
 		return d, nil
 	}

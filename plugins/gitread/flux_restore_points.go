@@ -6,10 +6,8 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { registerFluxGit("flux.restorePoints", (*Provider).fluxRestorePoints) }
-
-// RestorePointsData is the flux.restorePoints payload.
-type RestorePointsData struct {
+// restorePointsData is the flux.restorePoints payload.
+type restorePointsData struct {
 	RestorePoints    []RestorePoint `json:"restorePoints"`
 	RestoreCount     int            `json:"restoreCount"`
 	Truncated        bool           `json:"truncated"`
@@ -30,7 +28,7 @@ func (p *Provider) fluxRestorePoints(ctx context.Context, call *sdk.Call) (any, 
 	if err != nil {
 		return nil, err
 	}
-	d := &RestorePointsData{RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
+	d := &restorePointsData{RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
 	if len(rps) > int(limit) {
 		rps, d.Truncated = rps[:limit], true
 	}

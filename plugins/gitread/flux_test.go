@@ -46,7 +46,7 @@ func TestFluxGitToolsGated(t *testing.T) {
 				}
 				fxCheckPayload(t, tool, res, repo)
 				if tt.configured {
-					if res.Error != nil || res.Source != Source {
+					if res.Error != nil || res.Source != source {
 						t.Fatalf("%s: %+v", tool, res.Error)
 					}
 					continue
@@ -107,14 +107,14 @@ func TestRestorePoints(t *testing.T) {
 			if rp == nil || d.RestoreCount != 1 || rp.CanUndo != tt.canUndo || rp.CanRedo != tt.canRedo || rp.ID != "restore:web:1700000100" {
 				t.Fatalf("%+v", d)
 			}
-			var det RestorePointDetailsData
+			var det restorePointDetailsData
 			fxOK(t, "flux.restorePointDetails", map[string]any{"repoPath": repo, "restorePointId": "restore:web:1"}, &det)
 			if det.RestorePoint == nil || det.RestorePoint.ID != rp.ID || det.IDMatched == nil || *det.IDMatched || !strings.Contains(det.Note, rp.ID) {
 				t.Fatalf("id mismatch: want the one restore point, flagged: %+v", det)
 			}
 		})
 	}
-	var list RestorePointsData
+	var list restorePointsData
 	fxOK(t, "flux.restorePoints", map[string]any{"repoPath": repo, "repoId": "nothing-here", "limit": 5}, &list)
 	if list.RestoreCount != 0 || len(list.RestorePoints) != 0 {
 		t.Fatalf("%+v", list)
@@ -122,7 +122,7 @@ func TestRestorePoints(t *testing.T) {
 	mustArgError(t, "flux.restorePoints", map[string]any{"repoPath": repo, "repoId": ".."}, "safe file name")
 
 	// Timeline: the restore point plus HEAD reflog moves (a reset is a warning).
-	var tl TimelineData
+	var tl timelineData
 	fxOK(t, "safety.timeline", map[string]any{"repoPath": repo, "reflogLimit": 3}, &tl)
 	if tl.EventCount != 4 || tl.Events[0].Source != "restore_point" {
 		t.Fatalf("%+v", tl)
@@ -136,7 +136,7 @@ func TestRestorePoints(t *testing.T) {
 	if !sawReset {
 		t.Fatalf("no reset warning in %+v", tl.Events)
 	}
-	var ed EventDetailsData
+	var ed eventDetailsData
 	fxOK(t, "safety.eventDetails", map[string]any{"repoPath": repo, "eventId": "reflog:HEAD@{1}"}, &ed)
 	if !ed.EventFound || ed.Event.ReflogSelector != "HEAD@{1}" {
 		t.Fatalf("%+v", ed)
@@ -156,7 +156,7 @@ func TestFleetDigest(t *testing.T) {
 	git(t, repo, "reset", "-q", "--hard", "HEAD~1")
 	fxNoGateway(t)
 
-	var d DigestData
+	var d digestData
 	fxOK(t, "fleet.digest", map[string]any{"repoPaths": []string{repo}, "sinceMs": 0}, &d)
 	kinds := map[string]bool{}
 	for _, e := range d.Events {
@@ -201,7 +201,7 @@ func TestFleetDigest(t *testing.T) {
 		write(t, runDir, "repos/out.path", repo)
 		write(t, runDir, "repos/gone.path", "/does/not/exist")
 		write(t, runDir, "repos/rel.path", "relative/path")
-		var rd DigestData
+		var rd digestData
 		fxOK(t, "fleet.digest", map[string]any{"sinceMs": 0}, &rd, root)
 		if rd.RepoSource != "fluxgit-registry" || rd.ExcludedOutsideAllowedRoots != 1 || len(rd.Repos) != 1 || rd.Repos[0].RepoPath != inside || rd.EventCount != 1 {
 			t.Fatalf("%+v", rd)
@@ -294,7 +294,7 @@ func TestRestorePointDetailsGatewayRecord(t *testing.T) {
 			if tt.id != "" {
 				args["restorePointId"] = tt.id
 			}
-			var d RestorePointDetailsData
+			var d restorePointDetailsData
 			fxOK(t, "flux.restorePointDetails", args, &d)
 			rp := d.RestorePoint
 			if rp == nil || rp.Before == nil || rp.After == nil {

@@ -27,11 +27,11 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-// CodeGatewayNotConfigured is the tool error of a FluxGit-required tool
+// codeGatewayNotConfigured is the tool error of a FluxGit-required tool
 // when no gateway address resolves.
 const (
-	CodeGatewayNotConfigured    = 10001
-	MessageGatewayNotConfigured = "Gateway is not configured"
+	codeGatewayNotConfigured    = 10001
+	messageGatewayNotConfigured = "Gateway is not configured"
 )
 
 const (
@@ -54,12 +54,13 @@ type fxGatewayError struct {
 	FreeShellAlternative []string `json:"freeShellAlternative"`
 }
 
-// registerFluxGit adds a FluxGit-required tool: gated on the gateway, then
+// fluxGit wraps a FluxGit-required tool: gated on the gateway, then
 // served like a local read.
-func registerFluxGit(name string, fn func(p *Provider, ctx context.Context, call *sdk.Call) (any, error)) {
-	registerResult(name, func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
+func fluxGit(fn func(p *Provider, ctx context.Context, call *sdk.Call) (any, error)) toolFunc {
+	return func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
+		name := call.Tool
 		if _, ok := fluxbridge.FromEnv(); !ok {
-			return sdk.Fail("", CodeGatewayNotConfigured, MessageGatewayNotConfigured, fxGatewayError{
+			return sdk.Fail("", codeGatewayNotConfigured, messageGatewayNotConfigured, fxGatewayError{
 				Tool: name, Tier: "fluxgit", GatewayConfigured: false,
 				Reason:      name + " needs an approval gateway (`fluxgit gateway` or the FluxGit app): no valid gateway address is set (" + strings.Join(fluxbridge.Variables, ", ") + ").",
 				UpgradeHint: upgradeHint,
@@ -71,7 +72,7 @@ func registerFluxGit(name string, fn func(p *Provider, ctx context.Context, call
 			}), nil
 		}
 		return finish(fn(p, ctx, call))
-	})
+	}
 }
 
 type fxFluxArgs struct {
@@ -224,8 +225,8 @@ func (p *Provider) fxRestorePoints(ctx context.Context, c *fxRestoreContext) ([]
 	return []RestorePoint{rp}, nil
 }
 
-// TimelineAction is a next step an agent can take on an event.
-type TimelineAction struct {
+// timelineAction is a next step an agent can take on an event.
+type timelineAction struct {
 	Action           string         `json:"action"`
 	Description      string         `json:"description"`
 	Tool             string         `json:"tool,omitempty"`
@@ -233,8 +234,8 @@ type TimelineAction struct {
 	ApprovalRequired bool           `json:"approvalRequired"`
 }
 
-// TimelineEvent is one safety.timeline event.
-type TimelineEvent struct {
+// timelineEvent is one safety.timeline event.
+type timelineEvent struct {
 	ID                    string           `json:"id"`
 	RepoLabel             string           `json:"repoLabel"`
 	Source                string           `json:"source"`
@@ -248,13 +249,13 @@ type TimelineEvent struct {
 	RestorePoint          *RestorePoint    `json:"restorePoint,omitempty"`
 	ReflogSelector        string           `json:"reflogSelector,omitempty"`
 	CanCompare            bool             `json:"canCompare"`
-	Actions               []TimelineAction `json:"actions"`
+	Actions               []timelineAction `json:"actions"`
 	ApprovalRequired      bool             `json:"approvalRequired"`
 	NetworkFetchPerformed bool             `json:"networkFetchPerformed"`
 }
 
 // fxTimeline builds the event list of safety.timeline.
-func (p *Provider) fxTimeline(ctx context.Context, c *fxRestoreContext) ([]TimelineEvent, bool, error) {
+func (p *Provider) fxTimeline(ctx context.Context, c *fxRestoreContext) ([]timelineEvent, bool, error) {
 	limit, err := intArg("limit", c.args.Limit, 50, 1, 200)
 	if err != nil {
 		return nil, false, err
@@ -264,9 +265,9 @@ func (p *Provider) fxTimeline(ctx context.Context, c *fxRestoreContext) ([]Timel
 		return nil, false, err
 	}
 	label := filepath.Base(c.r.dir)
-	events := []TimelineEvent{}
-	copyAction := func(summary string) TimelineAction {
-		return TimelineAction{Action: "copyRedactedSummary", Description: summary}
+	events := []timelineEvent{}
+	copyAction := func(summary string) timelineAction {
+		return timelineAction{Action: "copyRedactedSummary", Description: summary}
 	}
 	if c.args.IncludeRestorePoints == nil || *c.args.IncludeRestorePoints {
 		rps, err := p.fxRestorePoints(ctx, c)
@@ -280,17 +281,17 @@ func (p *Provider) fxTimeline(ctx context.Context, c *fxRestoreContext) ([]Timel
 				op = *rp.Operation
 			}
 			summary := fmt.Sprintf("FluxGit recorded a restore point before %s in %s.", op, label)
-			ev := TimelineEvent{
+			ev := timelineEvent{
 				ID: rp.ID, RepoLabel: label, Source: "restore_point", Kind: "restore_created", Severity: "warning",
 				Title: "Restore point: " + op, Summary: summary, OccurredAtUnix: rundir.ParseCreatedAt(rp.Metadata.CreatedAt).Unix(),
 				HeadBefore: rp.Before, HeadAfter: rp.After, RestorePoint: &rp, CanCompare: rp.Before != nil && rp.After != nil,
 				ApprovalRequired: true,
-				Actions: []TimelineAction{
+				Actions: []timelineAction{
 					{Action: "openRestorePoint", Description: "Show the restore point.", Tool: "flux.restorePointDetails", Arguments: map[string]any{"repoPath": c.r.dir, "restorePointId": rp.ID}},
 				},
 			}
 			if ev.CanCompare {
-				ev.Actions = append(ev.Actions, TimelineAction{Action: "compareBeforeAfter", Description: "Diff the state before and after.", Tool: "diff.text", Arguments: map[string]any{"repoPath": c.r.dir, "base": *rp.Before, "head": *rp.After}})
+				ev.Actions = append(ev.Actions, timelineAction{Action: "compareBeforeAfter", Description: "Diff the state before and after.", Tool: "diff.text", Arguments: map[string]any{"repoPath": c.r.dir, "base": *rp.Before, "head": *rp.After}})
 			}
 			ev.Actions = append(ev.Actions, copyAction(summary))
 			events = append(events, ev)
@@ -317,7 +318,7 @@ func (p *Provider) fxTimeline(ctx context.Context, c *fxRestoreContext) ([]Timel
 			}
 			msg := fxTruncRunes(e.message, 200)
 			title, _, _ := strings.Cut(msg, ":")
-			ev := TimelineEvent{
+			ev := timelineEvent{
 				ID: "reflog:" + sel, RepoLabel: label, Source: "reflog", Kind: "ref_move", Severity: sev,
 				Title: "HEAD moved: " + title, Summary: msg, OccurredAtUnix: e.unix, ReflogSelector: sel,
 				CanCompare: e.old != "" && e.new != "", ApprovalRequired: true,
@@ -327,13 +328,13 @@ func (p *Provider) fxTimeline(ctx context.Context, c *fxRestoreContext) ([]Timel
 			}
 			if e.new != "" {
 				ev.HeadAfter = &e.new
-				ev.Actions = append(ev.Actions, TimelineAction{Action: "openReflogEntry", Description: "Show the commit HEAD moved to.", Tool: "commit.details", Arguments: map[string]any{"repoPath": c.r.dir, "commit": e.new}})
+				ev.Actions = append(ev.Actions, timelineAction{Action: "openReflogEntry", Description: "Show the commit HEAD moved to.", Tool: "commit.details", Arguments: map[string]any{"repoPath": c.r.dir, "commit": e.new}})
 			}
 			if ev.CanCompare {
-				ev.Actions = append(ev.Actions, TimelineAction{Action: "compareBeforeAfter", Description: "Diff the state before and after the move.", Tool: "diff.text", Arguments: map[string]any{"repoPath": c.r.dir, "base": e.old, "head": e.new}})
+				ev.Actions = append(ev.Actions, timelineAction{Action: "compareBeforeAfter", Description: "Diff the state before and after the move.", Tool: "diff.text", Arguments: map[string]any{"repoPath": c.r.dir, "base": e.old, "head": e.new}})
 			}
 			if e.old != "" {
-				ev.Actions = append(ev.Actions, TimelineAction{Action: "createRescueBranch", Description: "Propose a branch at the commit HEAD left, so it cannot be lost.", Tool: "operation.preview.branch", Arguments: map[string]any{"repoPath": c.r.dir, "startPoint": e.old}, ApprovalRequired: true})
+				ev.Actions = append(ev.Actions, timelineAction{Action: "createRescueBranch", Description: "Propose a branch at the commit HEAD left, so it cannot be lost.", Tool: "operation.preview.branch", Arguments: map[string]any{"repoPath": c.r.dir, "startPoint": e.old}, ApprovalRequired: true})
 			}
 			ev.Actions = append(ev.Actions, copyAction(label+": "+msg))
 			events = append(events, ev)

@@ -120,7 +120,7 @@ func mustOK(t *testing.T, tool string, args map[string]any, out any) string {
 	if res.Error != nil {
 		t.Fatalf("%s: unexpected tool error %d %s %s", tool, res.Error.Code, res.Error.Message, res.Error.Data)
 	}
-	if res.Source != Source {
+	if res.Source != source {
 		t.Fatalf("source = %q", res.Source)
 	}
 	if err := json.Unmarshal(res.Data, out); err != nil {
@@ -139,7 +139,7 @@ func mustFail(t *testing.T, tool string, args map[string]any, roots ...string) f
 	if res.Error == nil {
 		t.Fatalf("%s: want tool error, got data %s", tool, res.Data)
 	}
-	if res.Error.Code != CodeGitFailed || res.Error.Message != MessageGitFailed {
+	if res.Error.Code != codeGitFailed || res.Error.Message != messageGitFailed {
 		t.Fatalf("%s: error %d %q", tool, res.Error.Code, res.Error.Message)
 	}
 	var fd failData

@@ -116,8 +116,8 @@ func (f historyFilter) args() []string {
 	return out
 }
 
-// HistoryCommit is one entry of repo.history.
-type HistoryCommit struct {
+// historyCommit is one entry of repo.history.
+type historyCommit struct {
 	Hash        string `json:"hash"`
 	ShortHash   string `json:"shortHash"`
 	AuthorName  string `json:"authorName"`
@@ -126,10 +126,10 @@ type HistoryCommit struct {
 	Subject     string `json:"subject"`
 }
 
-// HistoryData is the repo.history payload. NextCursor is the skip count
+// historyData is the repo.history payload. NextCursor is the skip count
 // for the next page, null when this page was not full.
-type HistoryData struct {
-	Commits    []HistoryCommit `json:"commits"`
+type historyData struct {
+	Commits    []historyCommit `json:"commits"`
 	NextCursor *string         `json:"nextCursor"`
 }
 
@@ -205,14 +205,14 @@ func (p *Provider) repoHistory(ctx context.Context, call *sdk.Call) (any, error)
 		args = append(append(args, "--"), specs...)
 	}
 	out, err := p.runner.Run(ctx, r.dir, args...)
-	d := &HistoryData{Commits: []HistoryCommit{}}
+	d := &historyData{Commits: []historyCommit{}}
 	if err != nil {
 		// `git log` fails on a branch with no commits yet; that is an empty
 		// history, not an error. Confirm it rather than guess from stderr.
 		// With an explicit rev the revision resolved, so HEAD does not matter.
 		if empty, cerr := p.headIsUnborn(ctx, r); rng == nil && cerr == nil && empty {
 			if lean {
-				return &LeanHistoryData{Commits: []any{}}, nil
+				return &leanHistoryData{Commits: []any{}}, nil
 			}
 			return d, nil
 		}
@@ -258,16 +258,16 @@ func parseCursor(s string) (int64, error) {
 	return n, nil
 }
 
-func parseLogRecord(rec string) (HistoryCommit, bool) {
+func parseLogRecord(rec string) (historyCommit, bool) {
 	f := strings.SplitN(rec, "\x1f", 6)
 	if len(f) != 6 {
-		return HistoryCommit{}, false
+		return historyCommit{}, false
 	}
 	t, err := atoi64(f[4])
 	if err != nil {
-		return HistoryCommit{}, false
+		return historyCommit{}, false
 	}
-	return HistoryCommit{Hash: f[0], ShortHash: f[1], AuthorName: f[2], AuthorEmail: f[3], AuthorTime: t, Subject: f[5]}, true
+	return historyCommit{Hash: f[0], ShortHash: f[1], AuthorName: f[2], AuthorEmail: f[3], AuthorTime: t, Subject: f[5]}, true
 }
 
 // headIsUnborn reports whether HEAD names no commit yet.

@@ -46,18 +46,18 @@ func parseHistoryFields(list []string) (historyFields, error) {
 	return f, nil
 }
 
-// LeanHistoryData is repo.history's lean payload. Each commit is the
+// leanHistoryData is repo.history's lean payload. Each commit is the
 // string "<short id> <subject>" (git log --oneline) or, when fields were
 // asked for, the tuple [short id, subject, author?, time?] with the asked
 // fields in that order. NextCursor is absent on the last page.
-type LeanHistoryData struct {
+type leanHistoryData struct {
 	Commits    []any  `json:"commits"`
 	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 // leanHistory renders git log output in leanLogFormat as the lean page.
-func leanHistory(out []byte, fields historyFields, limit, skip int64, dir string, args []string) (*LeanHistoryData, error) {
-	d := &LeanHistoryData{Commits: []any{}}
+func leanHistory(out []byte, fields historyFields, limit, skip int64, dir string, args []string) (*leanHistoryData, error) {
+	d := &leanHistoryData{Commits: []any{}}
 	if len(out) > 0 {
 		for _, rec := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
 			f := strings.SplitN(rec, "\x1f", 5)

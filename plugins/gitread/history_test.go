@@ -88,7 +88,7 @@ func histFixture(t *testing.T) (string, map[string]string) {
 
 func historyHashes(t *testing.T, args map[string]any) []string {
 	t.Helper()
-	var d HistoryData
+	var d historyData
 	mustOK(t, "repo.history", args, &d)
 	got := []string{}
 	for _, c := range d.Commits {
@@ -153,7 +153,7 @@ func TestRepoHistoryFilters(t *testing.T) {
 	}
 
 	t.Run("non-ASCII author is returned intact", func(t *testing.T) {
-		var d HistoryData
+		var d historyData
 		mustOK(t, "repo.history", map[string]any{"repoPath": repo, "author": "zoe@"}, &d)
 		if len(d.Commits) != 1 || d.Commits[0].AuthorName != "Zoë Ünïcode" || d.Commits[0].AuthorTime != t0+day {
 			t.Fatalf("got %+v", d.Commits)
@@ -161,7 +161,7 @@ func TestRepoHistoryFilters(t *testing.T) {
 	})
 
 	t.Run("filtered pages carry a cursor", func(t *testing.T) {
-		var d HistoryData
+		var d historyData
 		mustOK(t, "repo.history", map[string]any{"repoPath": repo, "paths": []string{"a.txt"}, "limit": 2}, &d)
 		if len(d.Commits) != 2 || d.NextCursor == nil || *d.NextCursor != "2" {
 			t.Fatalf("got %+v", d)
@@ -212,7 +212,7 @@ func TestRepoHistoryRefusals(t *testing.T) {
 		}
 	})
 	t.Run("empty repository with filters", func(t *testing.T) {
-		var d HistoryData
+		var d historyData
 		raw := mustOK(t, "repo.history", map[string]any{"repoPath": emptyRepo(t), "author": "x", "paths": []string{"a"}}, &d)
 		if raw != `{"commits":[],"nextCursor":null}` {
 			t.Fatalf("got %s", raw)

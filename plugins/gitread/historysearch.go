@@ -12,8 +12,6 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { register("history.search", (*Provider).historySearch) }
-
 type historySearchArgs struct {
 	RepoPath   string       `json:"repoPath"`
 	RepoID     string       `json:"repoId"`
@@ -25,28 +23,28 @@ type historySearchArgs struct {
 	Limit      *json.Number `json:"limit"`
 }
 
-// SearchFile is one file of a history.search hit whose change matched.
-type SearchFile struct {
+// searchFile is one file of a history.search hit whose change matched.
+type searchFile struct {
 	Path string `json:"path"`
 	// PathBase64 holds the exact bytes when the path is not valid UTF-8.
 	PathBase64 string `json:"pathBase64,omitempty"`
 }
 
-// SearchCommit is one history.search hit.
-type SearchCommit struct {
-	HistoryCommit
+// searchCommit is one history.search hit.
+type searchCommit struct {
+	historyCommit
 	// Files are the files of the commit whose diff matched, at most
 	// maxSearchFiles; FilesTruncated says more matched.
-	Files          []SearchFile `json:"files"`
+	Files          []searchFile `json:"files"`
 	FilesTruncated bool         `json:"filesTruncated"`
 }
 
-// HistorySearchData is the history.search payload.
-type HistorySearchData struct {
+// historySearchData is the history.search payload.
+type historySearchData struct {
 	// Mode is "text" (the number of occurrences changed, git log -S) or
 	// "regex" (an added or removed line matches, git log -G).
 	Mode    string         `json:"mode"`
-	Commits []SearchCommit `json:"commits"`
+	Commits []searchCommit `json:"commits"`
 	// Truncated is true when more commits match than limit.
 	Truncated bool `json:"truncated"`
 }
@@ -76,7 +74,7 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 		return nil, err
 	}
 	var needle string
-	d := &HistorySearchData{Commits: []SearchCommit{}}
+	d := &historySearchData{Commits: []searchCommit{}}
 	switch {
 	case a.Text != nil && a.Regex != nil:
 		return nil, invalid("pass either arguments.text (a literal string whose number of occurrences changed) or arguments.regex (a pattern added or removed lines match), not both")
@@ -141,7 +139,7 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 	}
 	sawGuarded := false
 
-	var cur *SearchCommit
+	var cur *searchCommit
 	firstFile := false
 	flush := func() error {
 		if cur == nil {
@@ -168,7 +166,7 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 			if !ok {
 				return &failure{gitexec.Command(r.dir, args...), "unexpected git log output"}
 			}
-			cur, firstFile, sawGuarded = &SearchCommit{HistoryCommit: c, Files: []SearchFile{}}, true, false
+			cur, firstFile, sawGuarded = &searchCommit{historyCommit: c, Files: []searchFile{}}, true, false
 			return nil
 		}
 		if cur == nil {
@@ -192,7 +190,7 @@ func (p *Provider) historySearch(ctx context.Context, call *sdk.Call) (any, erro
 			cur.FilesTruncated = true
 			return nil
 		}
-		var sf SearchFile
+		var sf searchFile
 		sf.Path, sf.PathBase64 = pathText(f)
 		cur.Files = append(cur.Files, sf)
 		return nil

@@ -15,9 +15,9 @@ type searchHit struct {
 	files []string
 }
 
-func searchHits(t *testing.T, args map[string]any) (HistorySearchData, []searchHit) {
+func searchHits(t *testing.T, args map[string]any) (historySearchData, []searchHit) {
 	t.Helper()
-	var d HistorySearchData
+	var d historySearchData
 	mustOK(t, "history.search", args, &d)
 	hits := []searchHit{}
 	for _, c := range d.Commits {
@@ -75,7 +75,7 @@ func TestHistorySearch(t *testing.T) {
 			t.Fatalf("got %+v", d.Commits)
 		}
 		got := d.Commits[0]
-		want := []SearchFile{{Path: "bin.dat"}, {Path: "caf\uFFFD.txt", PathBase64: base64.StdEncoding.EncodeToString([]byte("caf\xe9.txt"))}}
+		want := []searchFile{{Path: "bin.dat"}, {Path: "caf\uFFFD.txt", PathBase64: base64.StdEncoding.EncodeToString([]byte("caf\xe9.txt"))}}
 		if !reflect.DeepEqual(got.Files, want) || got.Subject != "side: binary and latin-1 name" || got.AuthorName != "Ada Author" || got.AuthorTime != authorTime+5*day || got.ShortHash != c["c6"][:7] {
 			t.Fatalf("got %+v", got)
 		}
@@ -115,7 +115,7 @@ func TestHistorySearch(t *testing.T) {
 		}
 	})
 	t.Run("empty repository", func(t *testing.T) {
-		var d HistorySearchData
+		var d historySearchData
 		raw := mustOK(t, "history.search", map[string]any{"repoPath": emptyRepo(t), "text": "x"}, &d)
 		if raw != `{"mode":"text","commits":[],"truncated":false}` {
 			t.Fatalf("got %s", raw)
@@ -130,7 +130,7 @@ func TestHistorySearchFilesCapped(t *testing.T) {
 		write(t, repo, fmt.Sprintf("d/f%03d.txt", i), "needle\n")
 	}
 	head := commitAll(t, repo, "many")
-	var d HistorySearchData
+	var d historySearchData
 	mustOK(t, "history.search", map[string]any{"repoPath": repo, "text": "needle"}, &d)
 	if len(d.Commits) != 1 || d.Commits[0].Hash != head || len(d.Commits[0].Files) != maxSearchFiles || !d.Commits[0].FilesTruncated || d.Commits[0].Files[0].Path != "d/f000.txt" {
 		t.Fatalf("got %d commits, files=%d truncated=%v", len(d.Commits), len(d.Commits[0].Files), d.Commits[0].FilesTruncated)

@@ -46,15 +46,15 @@ func fxCommonRoot(paths []string) (root string, rel []string) {
 	return root, rel
 }
 
-// LeanRadarRecord is a fleet.radar row whose string form would be
+// leanRadarRecord is a fleet.radar row whose string form would be
 // ambiguous: the repository name itself contains ": " or is not UTF-8.
-type LeanRadarRecord struct {
+type leanRadarRecord struct {
 	Repo  string `json:"repo"`
 	State string `json:"state"`
 }
 
-// LeanRadarData is the lean fleet.radar payload.
-type LeanRadarData struct {
+// leanRadarData is the lean fleet.radar payload.
+type leanRadarData struct {
 	Root string `json:"root"`
 	// Repos lists the repositories needing attention, most urgent first:
 	// "<name> <status>: <branch line>[, <n> changed][, <op> in progress][, <n> would conflict]".
@@ -66,7 +66,7 @@ type LeanRadarData struct {
 }
 
 // radarBranchLine is git status -sb's header without "## ".
-func radarBranchLine(e *RadarEntry) string {
+func radarBranchLine(e *radarEntry) string {
 	var b strings.Builder
 	if e.Branch != nil {
 		b.WriteString(*e.Branch)
@@ -88,7 +88,7 @@ func radarBranchLine(e *RadarEntry) string {
 }
 
 // leanRadar converts the reference fleet.radar payload.
-func leanRadar(d *RadarData) *LeanRadarData {
+func leanRadar(d *radarData) *leanRadarData {
 	paths := make([]string, len(d.Entries))
 	for i, e := range d.Entries {
 		paths[i] = e.RepoPath
@@ -98,7 +98,7 @@ func leanRadar(d *RadarData) *LeanRadarData {
 	for i, p := range paths {
 		name[p] = rel[i]
 	}
-	l := &LeanRadarData{Root: root, Truncated: d.TruncatedCount}
+	l := &leanRadarData{Root: root, Truncated: d.TruncatedCount}
 	order := make([]int, 0, len(d.Entries))
 	for i, e := range d.Entries {
 		if e.Status == "clean" {
@@ -133,7 +133,7 @@ func leanRadar(d *RadarData) *LeanRadarData {
 			}
 		}
 		if strings.Contains(n, ": ") || strings.ContainsRune(n, ' ') || !utf8.ValidString(n) {
-			l.Repos = append(l.Repos, LeanRadarRecord{Repo: n, State: state})
+			l.Repos = append(l.Repos, leanRadarRecord{Repo: n, State: state})
 		} else {
 			l.Repos = append(l.Repos, n+" "+state)
 		}
@@ -141,8 +141,8 @@ func leanRadar(d *RadarData) *LeanRadarData {
 	return l
 }
 
-// LeanDigestData is the lean fleet.digest payload.
-type LeanDigestData struct {
+// leanDigestData is the lean fleet.digest payload.
+type leanDigestData struct {
 	Root string `json:"root"`
 	// Events maps a repository (relative to root) to its reflog moves,
 	// newest first: "<time> <ref> <old>..<new>[ (rewrote)][ by <identity>:] <message>".
@@ -156,7 +156,7 @@ type LeanDigestData struct {
 
 // leanDigest converts the reference fleet.digest payload; short maps a
 // full id to git's unique abbreviation (missing: the full id is kept).
-func leanDigest(d *DigestData, short map[string]string) *LeanDigestData {
+func leanDigest(d *digestData, short map[string]string) *leanDigestData {
 	paths := make([]string, len(d.Repos))
 	for i, r := range d.Repos {
 		paths[i] = r.RepoPath
@@ -166,7 +166,7 @@ func leanDigest(d *DigestData, short map[string]string) *LeanDigestData {
 	for i, p := range paths {
 		name[p] = rel[i]
 	}
-	l := &LeanDigestData{Root: root, Excluded: d.ExcludedOutsideAllowedRoots, Truncated: d.Truncated}
+	l := &leanDigestData{Root: root, Excluded: d.ExcludedOutsideAllowedRoots, Truncated: d.Truncated}
 	for _, r := range d.Repos {
 		if r.Error != nil {
 			if l.Errors == nil {
@@ -249,10 +249,10 @@ func (p *Provider) fxShortIDs(ctx context.Context, dir string, ids []string) map
 	return out
 }
 
-// LeanWorktree is a worktree.list row whose string form would be lossy or
+// leanWorktree is a worktree.list row whose string form would be lossy or
 // ambiguous (a path that is not valid UTF-8 or holds a line break) or that
 // carries a lock or prune reason.
-type LeanWorktree struct {
+type leanWorktree struct {
 	Path       string `json:"path"`
 	PathBase64 string `json:"pathBase64,omitempty"`
 	Head       string `json:"head,omitempty"`
@@ -263,16 +263,16 @@ type LeanWorktree struct {
 	Prunable   string `json:"prunable,omitempty"`
 }
 
-// LeanWorktreeListData is the lean worktree.list payload.
-type LeanWorktreeListData struct {
+// leanWorktreeListData is the lean worktree.list payload.
+type leanWorktreeListData struct {
 	Worktrees []any `json:"worktrees"`
 	Total     int64 `json:"total,omitempty"`
 }
 
 // leanWorktrees converts the reference payload; full holds each tree's
 // full HEAD id (by index) and short its abbreviation.
-func leanWorktrees(d *WorktreeListData, full []string, short map[string]string) *LeanWorktreeListData {
-	l := &LeanWorktreeListData{Worktrees: []any{}}
+func leanWorktrees(d *worktreeListData, full []string, short map[string]string) *leanWorktreeListData {
+	l := &leanWorktreeListData{Worktrees: []any{}}
 	if d.Truncated {
 		l.Total = d.Total
 	}
@@ -288,7 +288,7 @@ func leanWorktrees(d *WorktreeListData, full []string, short map[string]string) 
 			(w.Locked && w.LockedReason != "") || (w.Prunable && w.PrunableReason != "") ||
 			(!w.Bare && head == "")
 		if rec {
-			lw := LeanWorktree{Path: w.Path, PathBase64: w.PathBase64, Head: head, Branch: w.Branch,
+			lw := leanWorktree{Path: w.Path, PathBase64: w.PathBase64, Head: head, Branch: w.Branch,
 				Detached: w.Detached, Bare: w.Bare}
 			if w.Locked {
 				lw.Locked = w.LockedReason

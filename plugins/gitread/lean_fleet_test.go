@@ -47,8 +47,8 @@ func TestLeanFleetRadar(t *testing.T) {
 	_ = execGit(merging, "merge", "-q", "origin/main").Run() // stops with a conflict
 	paths := []string{clean, conflict, divergent, dirty, merging, clean2}
 
-	var ref RadarData
-	var l LeanRadarData
+	var ref radarData
+	var l leanRadarData
 	fxBoth(t, "fleet.radar", map[string]any{"repoPaths": paths}, &ref, &l)
 	if len(ref.Entries) != len(paths) || ref.Guidance == "" {
 		t.Fatalf("reference payload changed: %+v", ref)
@@ -86,8 +86,8 @@ func TestLeanFleetRadar(t *testing.T) {
 	}
 
 	t.Run("maxRepos and a failure", func(t *testing.T) {
-		var ref RadarData
-		var l LeanRadarData
+		var ref radarData
+		var l leanRadarData
 		fxBoth(t, "fleet.radar", map[string]any{"repoPaths": []string{clean, "/nonexistent/repo", dirty}, "maxRepos": 2}, &ref, &l)
 		if ref.TruncatedCount != 1 || l.Truncated != 1 || l.Clean != 1 || len(l.Repos) != 1 {
 			t.Fatalf("%+v", l)
@@ -109,8 +109,8 @@ func TestLeanFleetDigest(t *testing.T) {
 	git(t, repo, "reset", "-q", "--hard", "HEAD~1")
 	other := newRepo(t)
 
-	var ref DigestData
-	var l LeanDigestData
+	var ref digestData
+	var l leanDigestData
 	fxBoth(t, "fleet.digest", map[string]any{"repoPaths": []string{repo, other}, "sinceMs": 0}, &ref, &l)
 	if ref.EventCount == 0 || ref.Guidance == "" {
 		t.Fatalf("reference payload changed: %+v", ref)
@@ -147,8 +147,8 @@ func TestLeanFleetDigest(t *testing.T) {
 	}
 
 	t.Run("nothing since", func(t *testing.T) {
-		var ref DigestData
-		var l LeanDigestData
+		var ref digestData
+		var l leanDigestData
 		fxBoth(t, "fleet.digest", map[string]any{"repoPaths": []string{repo}, "sinceMs": authorTime*1000 + 1}, &ref, &l)
 		if l.Events != nil || l.Identity != "" || l.Root == "" {
 			t.Fatalf("%+v", l)
@@ -172,8 +172,8 @@ func TestLeanWorktreeList(t *testing.T) {
 	if err := os.RemoveAll(gone); err != nil {
 		t.Fatal(err)
 	}
-	var ref WorktreeListData
-	var l LeanWorktreeListData
+	var ref worktreeListData
+	var l leanWorktreeListData
 	fxBoth(t, "worktree.list", map[string]any{"repoPath": repo}, &ref, &l)
 	if ref.Total != 5 || ref.Worktrees[0].HeadSha == "" {
 		t.Fatalf("reference payload changed: %+v", ref)

@@ -16,11 +16,11 @@ import (
 const renameSep = " <- "
 
 // leanEntry is the compact form of a changed path: the string "XY path",
-// "XY new <- old" for a rename or copy, or the full record (StatusEntry)
+// "XY new <- old" for a rename or copy, or the full record (statusEntry)
 // when the string would be lossy (a path that is not valid UTF-8) or
 // ambiguous (a path that itself contains " <- "). So a string holds " <- "
 // exactly when it is a rename or copy.
-func leanEntry(e StatusEntry) any {
+func leanEntry(e statusEntry) any {
 	if e.PathBase64 != "" || e.OrigPathBase64 != "" ||
 		strings.Contains(e.Path, renameSep) || strings.Contains(e.OrigPath, renameSep) {
 		return e
@@ -33,14 +33,14 @@ func leanEntry(e StatusEntry) any {
 
 // leanUntracked is the compact form of an untracked path: the path itself,
 // or the full record when it is not valid UTF-8.
-func leanUntracked(e StatusEntry) any {
+func leanUntracked(e statusEntry) any {
 	if e.PathBase64 != "" {
 		return e
 	}
 	return e.Path
 }
 
-func leanEntries(list []StatusEntry, conv func(StatusEntry) any) []any {
+func leanEntries(list []statusEntry, conv func(statusEntry) any) []any {
 	if len(list) == 0 {
 		return nil
 	}
@@ -58,10 +58,10 @@ func deref(s *string) string {
 	return *s
 }
 
-// LeanStatusData is the lean repo.status payload. Absent fields have their
+// leanStatusData is the lean repo.status payload. Absent fields have their
 // default: detached false, no upstream, ahead/behind 0, no entries (clean),
 // changedFiles equal to the number of entries.
-type LeanStatusData struct {
+type leanStatusData struct {
 	Branch   string `json:"branch,omitempty"`
 	Detached bool   `json:"detached,omitempty"`
 	// OID is HEAD's short id, sent only when HEAD is detached (a branch
@@ -79,8 +79,8 @@ type LeanStatusData struct {
 
 // leanStatus converts the reference repo.status payload; shortOID is HEAD's
 // abbreviated id (used only when detached).
-func leanStatus(d *StatusData, shortOID string) *LeanStatusData {
-	l := &LeanStatusData{
+func leanStatus(d *statusData, shortOID string) *leanStatusData {
+	l := &leanStatusData{
 		Branch: deref(d.Branch), Detached: d.Detached, Upstream: deref(d.Upstream),
 		Ahead: d.Ahead, Behind: d.Behind, Unborn: d.OID == nil,
 		Entries: leanEntries(d.Entries, leanEntry),
@@ -94,11 +94,11 @@ func leanStatus(d *StatusData, shortOID string) *LeanStatusData {
 	return l
 }
 
-// LeanChangesData is the lean worktree.changes payload: every changed
+// leanChangesData is the lean worktree.changes payload: every changed
 // path once, in git's order, as in repo.status (the XY code says where the
 // change lives: X in the index, Y in the work tree, "??" untracked). The
 // counts by location are sent only when the list was cut.
-type LeanChangesData struct {
+type leanChangesData struct {
 	Entries        []any `json:"entries,omitempty"`
 	StagedCount    int64 `json:"stagedCount,omitempty"`
 	UnstagedCount  int64 `json:"unstagedCount,omitempty"`
@@ -108,16 +108,16 @@ type LeanChangesData struct {
 // leanChanges converts the counted reference payload, given the entries
 // in git's order (at most maxChangeEntries of them) and how many there
 // were in all.
-func leanChanges(d *WorktreeChangesData, all []StatusEntry, total int64) *LeanChangesData {
-	l := &LeanChangesData{Entries: leanEntries(all, leanEntry)}
+func leanChanges(d *worktreeChangesData, all []statusEntry, total int64) *leanChangesData {
+	l := &leanChangesData{Entries: leanEntries(all, leanEntry)}
 	if total > int64(len(all)) {
 		l.StagedCount, l.UnstagedCount, l.UntrackedCount = d.StagedCount, d.UnstagedCount, d.UntrackedCount
 	}
 	return l
 }
 
-// LeanBriefSubmodules is the lean submodule summary: zero counts left out.
-type LeanBriefSubmodules struct {
+// leanBriefSubmodules is the lean submodule summary: zero counts left out.
+type leanBriefSubmodules struct {
 	Total         int64 `json:"total,omitempty"`
 	Clean         int64 `json:"clean,omitempty"`
 	Drifted       int64 `json:"drifted,omitempty"`
@@ -130,10 +130,10 @@ type LeanBriefSubmodules struct {
 	AttentionTruncated bool     `json:"attentionTruncated,omitempty"`
 }
 
-// LeanBriefData is the lean repo.brief payload: head and work-tree state
+// leanBriefData is the lean repo.brief payload: head and work-tree state
 // at the top level, every field left out at its default (documented in the
 // outputSchema).
-type LeanBriefData struct {
+type leanBriefData struct {
 	Branch   string `json:"branch,omitempty"`
 	Detached bool   `json:"detached,omitempty"`
 	// Sha is HEAD's short id, sent only when no recent commit is listed
@@ -148,7 +148,7 @@ type LeanBriefData struct {
 	Untracked           int64                `json:"untracked,omitempty"`
 	Conflicted          int64                `json:"conflicted,omitempty"`
 	Stashes             int64                `json:"stashes,omitempty"`
-	Submodules          *LeanBriefSubmodules `json:"submodules,omitempty"`
+	Submodules          *leanBriefSubmodules `json:"submodules,omitempty"`
 	// RecentCommits are "<short id> <subject>", newest first.
 	RecentCommits           []string `json:"recentCommits,omitempty"`
 	ConventionalCommitRatio *float64 `json:"conventionalCommitRatio,omitempty"`
@@ -167,9 +167,9 @@ const (
 
 // leanBrief converts a (fitted) reference repo.brief payload; nCommits is
 // the number of subjects the ratio was computed over.
-func leanBrief(d *BriefData, nCommits int) *LeanBriefData {
+func leanBrief(d *briefData, nCommits int) *leanBriefData {
 	h, w := d.Head, d.WorkingTree
-	l := &LeanBriefData{
+	l := &leanBriefData{
 		Branch: deref(h.Branch), Detached: h.Detached, Upstream: deref(h.Upstream),
 		Ahead: h.Ahead, Behind: h.Behind, OperationInProgress: deref(d.OperationInProgress),
 		Staged: w.Staged, Unstaged: w.Unstaged, Untracked: w.Untracked, Conflicted: w.Conflicted,
@@ -193,7 +193,7 @@ func leanBrief(d *BriefData, nCommits int) *LeanBriefData {
 	}
 	s := d.Submodules
 	if s.Total > 0 || s.Skipped > 0 || s.AttentionTruncated {
-		ls := &LeanBriefSubmodules{Total: s.Total, Clean: s.Clean, Drifted: s.Drifted,
+		ls := &leanBriefSubmodules{Total: s.Total, Clean: s.Clean, Drifted: s.Drifted,
 			Uninitialized: s.Uninitialized, Conflicts: s.Conflicts, Skipped: s.Skipped,
 			AttentionTruncated: s.AttentionTruncated}
 		for _, m := range s.Attention {
@@ -206,7 +206,7 @@ func leanBrief(d *BriefData, nCommits int) *LeanBriefData {
 
 // leanBriefHints are repo.brief's lean hints: only the next step a field
 // does not already say (which tool to call), most urgent first.
-func leanBriefHints(tree BriefTree, head *statusHead, subsNeedAttention bool) []string {
+func leanBriefHints(tree briefTree, head *statusHead, subsNeedAttention bool) []string {
 	var hints []string
 	// Conflicted paths are not hinted at: conflicted and
 	// operationInProgress already say so, and conflict.read is the only

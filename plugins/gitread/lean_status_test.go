@@ -43,11 +43,11 @@ func strictDecode(t *testing.T, s string, v any) {
 }
 
 // parseLeanEntry reads a lean entry back into the reference record.
-func parseLeanEntry(t *testing.T, raw json.RawMessage, untracked bool) StatusEntry {
+func parseLeanEntry(t *testing.T, raw json.RawMessage, untracked bool) statusEntry {
 	t.Helper()
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
-		var e StatusEntry
+		var e statusEntry
 		strictDecode(t, string(raw), &e)
 		if e.PathBase64 == "" && e.OrigPathBase64 == "" && !strings.Contains(e.Path+e.OrigPath, renameSep) {
 			t.Errorf("record form used where a string would do: %s", raw)
@@ -55,12 +55,12 @@ func parseLeanEntry(t *testing.T, raw json.RawMessage, untracked bool) StatusEnt
 		return e
 	}
 	if untracked {
-		return StatusEntry{Status: "??", Path: s}
+		return statusEntry{Status: "??", Path: s}
 	}
 	if len(s) < 4 || s[2] != ' ' {
 		t.Fatalf("lean entry %q is not \"XY path\"", s)
 	}
-	e := StatusEntry{Status: s[:2], Path: s[3:]}
+	e := statusEntry{Status: s[:2], Path: s[3:]}
 	if n := strings.Count(e.Path, renameSep); n > 1 {
 		t.Fatalf("lean entry %q is ambiguous", s)
 	} else if n == 1 {
@@ -69,8 +69,8 @@ func parseLeanEntry(t *testing.T, raw json.RawMessage, untracked bool) StatusEnt
 	return e
 }
 
-func parseLeanEntries(t *testing.T, list []json.RawMessage, untracked bool) []StatusEntry {
-	out := []StatusEntry{}
+func parseLeanEntries(t *testing.T, list []json.RawMessage, untracked bool) []statusEntry {
+	out := []statusEntry{}
 	for _, raw := range list {
 		out = append(out, parseLeanEntry(t, raw, untracked))
 	}
@@ -83,7 +83,7 @@ type statusFacts struct {
 	Detached, Unborn bool
 	OID              string // full in the reference, git's abbreviation in lean (detached only)
 	Ahead, Behind    int64
-	Entries          []StatusEntry
+	Entries          []statusEntry
 	ChangedFiles     int64
 }
 
@@ -166,7 +166,7 @@ func TestLeanRepoStatusKeepsFacts(t *testing.T) {
 			t.Run(name+"/maxEntries="+itoa(max), func(t *testing.T) {
 				repo := mk(t)
 				ref, lean := callBoth(t, "repo.status", map[string]any{"repoPath": repo, "maxEntries": max})
-				var r StatusData
+				var r statusData
 				strictDecode(t, ref, &r)
 				var l leanStatusDoc
 				dec := json.NewDecoder(strings.NewReader(lean))
@@ -216,7 +216,7 @@ func TestLeanWorktreeChangesKeepsFacts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			repo := mk(t)
 			ref, lean := callBoth(t, "worktree.changes", map[string]any{"repoPath": repo})
-			var r WorktreeChangesData
+			var r worktreeChangesData
 			strictDecode(t, ref, &r)
 			var l struct {
 				Entries        []json.RawMessage `json:"entries"`
@@ -234,7 +234,7 @@ func TestLeanWorktreeChangesKeepsFacts(t *testing.T) {
 				t.Errorf("counts sent though nothing was cut: %s", lean)
 			}
 			// The XY code is the split: X in the index, Y in the work tree.
-			got := WorktreeChangesData{Staged: []StatusEntry{}, Unstaged: []StatusEntry{}}
+			got := worktreeChangesData{Staged: []statusEntry{}, Unstaged: []statusEntry{}}
 			tracked, untracked := splitUntracked(parseLeanEntries(t, l.Entries, false))
 			for _, e := range tracked {
 				if e.Status[0] != ' ' {
@@ -253,8 +253,8 @@ func TestLeanWorktreeChangesKeepsFacts(t *testing.T) {
 }
 
 // splitUntracked separates the untracked entries from the others.
-func splitUntracked(list []StatusEntry) (tracked, untracked []StatusEntry) {
-	tracked, untracked = []StatusEntry{}, []StatusEntry{}
+func splitUntracked(list []statusEntry) (tracked, untracked []statusEntry) {
+	tracked, untracked = []statusEntry{}, []statusEntry{}
 	for _, e := range list {
 		if e.Status == "??" {
 			untracked = append(untracked, e)
@@ -267,7 +267,7 @@ func splitUntracked(list []StatusEntry) (tracked, untracked []StatusEntry) {
 
 // coversUntracked checks the lean untracked entries (git's default mode: a
 // new directory is one "dir/" entry) against the reference's every file.
-func coversUntracked(t *testing.T, ref, lean []StatusEntry) {
+func coversUntracked(t *testing.T, ref, lean []statusEntry) {
 	t.Helper()
 	covered := func(p string) bool {
 		for _, e := range lean {
@@ -335,7 +335,7 @@ type leanBriefDoc struct {
 	Untracked               int64                `json:"untracked"`
 	Conflicted              int64                `json:"conflicted"`
 	Stashes                 int64                `json:"stashes"`
-	Submodules              *LeanBriefSubmodules `json:"submodules"`
+	Submodules              *leanBriefSubmodules `json:"submodules"`
 	RecentCommits           []string             `json:"recentCommits"`
 	ConventionalCommitRatio *float64             `json:"conventionalCommitRatio"`
 	DefaultBranch           string               `json:"defaultBranch"`
@@ -354,7 +354,7 @@ func TestLeanRepoBriefKeepsFacts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			repo := mk(t)
 			ref, lean := callBoth(t, "repo.brief", map[string]any{"repoPath": repo})
-			var r BriefData
+			var r briefData
 			strictDecode(t, ref, &r)
 			var l leanBriefDoc
 			dec := json.NewDecoder(strings.NewReader(lean))
@@ -368,20 +368,20 @@ func TestLeanRepoBriefKeepsFacts(t *testing.T) {
 				Branch, Upstream, Sha, Op, DefBranch string
 				Detached                             bool
 				Ahead, Behind, Stashes               int64
-				Tree                                 BriefTree
-				Commits                              []ShortCommit
+				Tree                                 briefTree
+				Commits                              []shortCommit
 			}
 			want := facts{deref(h.Branch), deref(h.Upstream), deref(h.Sha), deref(r.OperationInProgress), deref(r.Conventions.DefaultBranch),
 				h.Detached, h.Ahead, h.Behind, r.Stashes, r.WorkingTree, r.RecentCommits}
 			got := facts{l.Branch, l.Upstream, l.Sha, l.OperationInProgress, l.DefaultBranch, l.Detached, l.Ahead, l.Behind, l.Stashes,
-				BriefTree{Staged: l.Staged, Unstaged: l.Unstaged, Untracked: l.Untracked, Conflicted: l.Conflicted}, []ShortCommit{}}
-			got.Tree.Clean = got.Tree == BriefTree{}
+				briefTree{Staged: l.Staged, Unstaged: l.Unstaged, Untracked: l.Untracked, Conflicted: l.Conflicted}, []shortCommit{}}
+			got.Tree.Clean = got.Tree == briefTree{}
 			for _, c := range l.RecentCommits {
 				sha, subj, ok := strings.Cut(c, " ")
 				if !ok {
 					t.Fatalf("recent commit %q is not \"<id> <subject>\"", c)
 				}
-				got.Commits = append(got.Commits, ShortCommit{Sha: sha, Subject: subj})
+				got.Commits = append(got.Commits, shortCommit{Sha: sha, Subject: subj})
 			}
 			// The default branch is left out when it is the branch.
 			if l.DefaultBranch == "" && want.DefBranch == l.Branch {
@@ -455,7 +455,7 @@ func TestLeanBriefConventions(t *testing.T) {
 				commitAll(t, repo, subj)
 			}
 			ref, lean := callBoth(t, "repo.brief", map[string]any{"repoPath": repo})
-			var r BriefData
+			var r briefData
 			strictDecode(t, ref, &r)
 			if got := *r.Conventions.ConventionalCommitRatio; got != tt.wantReference {
 				t.Errorf("reference ratio %v, want %v", got, tt.wantReference)
@@ -477,15 +477,15 @@ func TestLeanBriefConventions(t *testing.T) {
 // The string form of an entry, and where it falls back to the record.
 func TestLeanEntry(t *testing.T) {
 	tests := []struct {
-		e    StatusEntry
+		e    statusEntry
 		want any
 	}{
-		{StatusEntry{Status: " M", Path: "a b.txt"}, " M a b.txt"},
-		{StatusEntry{Status: "R ", Path: "new.go", OrigPath: "old.go"}, "R  new.go <- old.go"},
-		{StatusEntry{Status: "UU", Path: "x"}, "UU x"},
-		{StatusEntry{Status: "M ", Path: "a <- b"}, StatusEntry{Status: "M ", Path: "a <- b"}},
-		{StatusEntry{Status: "R ", Path: "n", OrigPath: "o <- p"}, StatusEntry{Status: "R ", Path: "n", OrigPath: "o <- p"}},
-		{StatusEntry{Status: "A ", Path: "\uFFFD", PathBase64: "/w=="}, StatusEntry{Status: "A ", Path: "\uFFFD", PathBase64: "/w=="}},
+		{statusEntry{Status: " M", Path: "a b.txt"}, " M a b.txt"},
+		{statusEntry{Status: "R ", Path: "new.go", OrigPath: "old.go"}, "R  new.go <- old.go"},
+		{statusEntry{Status: "UU", Path: "x"}, "UU x"},
+		{statusEntry{Status: "M ", Path: "a <- b"}, statusEntry{Status: "M ", Path: "a <- b"}},
+		{statusEntry{Status: "R ", Path: "n", OrigPath: "o <- p"}, statusEntry{Status: "R ", Path: "n", OrigPath: "o <- p"}},
+		{statusEntry{Status: "A ", Path: "\uFFFD", PathBase64: "/w=="}, statusEntry{Status: "A ", Path: "\uFFFD", PathBase64: "/w=="}},
 	}
 	for _, tt := range tests {
 		if got := leanEntry(tt.e); !reflect.DeepEqual(got, tt.want) {

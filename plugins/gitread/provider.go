@@ -34,13 +34,13 @@ import (
 
 // Source is the Result.Source of every answer: the data came from git on
 // this machine.
-const Source = "local-git"
+const source = "local-git"
 
-// CodeGitFailed and MessageGitFailed form the tool error for any failed or
+// codeGitFailed and messageGitFailed form the tool error for any failed or
 // refused git call; its data is {command, details}.
 const (
-	CodeGitFailed    = 10010
-	MessageGitFailed = "Local git fallback failed"
+	codeGitFailed    = 10010
+	messageGitFailed = "Local git fallback failed"
 )
 
 // Provider serves the git-read tools.
@@ -64,17 +64,14 @@ var (
 func (p *Provider) Describe() sdk.Description { return sdk.Description{Tools: Tools()} }
 
 // toolFunc serves one tool. Most tools return their data (or an error
-// that finish maps to a tool error); tools whose results are not plain
-// local-git data (gateway-gated, say) build the *sdk.Result themselves.
+// that finish maps to a tool error) and are wrapped by read; tools whose
+// results are not plain local-git data (gateway-gated, say) build the
+// *sdk.Result themselves. Every tool is one line of the table in tools.go.
 type toolFunc func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error)
 
-// tools is the dispatch table; each tool's file registers itself in init,
-// so adding a tool touches no shared code.
-var tools = map[string]toolFunc{}
-
-// register adds a data-returning tool.
-func register(name string, fn func(p *Provider, ctx context.Context, call *sdk.Call) (any, error)) {
-	registerResult(name, func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
+// read wraps a data-returning tool: finish maps its outcome to the result.
+func read(fn func(p *Provider, ctx context.Context, call *sdk.Call) (any, error)) toolFunc {
+	return func(p *Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
 		// A repository moved during a git call (gitexec.ErrMoved) is
 		// usually an innocent rename next to it inside a busy root; the
 		// tools only read, so the whole call is simply done again, with
@@ -88,21 +85,14 @@ func register(name string, fn func(p *Provider, ctx context.Context, call *sdk.C
 			}
 			return finish(data, err)
 		}
-	})
+	}
 }
 
 // movedAttempts is how often a call that hit gitexec.ErrMoved is tried.
 const movedAttempts = 3
 
-// registerResult adds a tool that builds its own result.
-func registerResult(name string, fn toolFunc) {
-	if _, dup := tools[name]; dup {
-		panic("gitread: tool registered twice: " + name)
-	}
-	tools[name] = fn
-}
-
-// Tools lists the registered tool names (for tests and `fluxgit providers`).
+// Tools lists the served tool names, sorted (for tests and `fluxgit
+// providers`).
 func Tools() []string {
 	names := make([]string, 0, len(tools))
 	for n := range tools {
@@ -110,14 +100,6 @@ func Tools() []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-func init() {
-	register("repo.status", (*Provider).repoStatus)
-	register("repo.refs", (*Provider).repoRefs)
-	register("repo.history", (*Provider).repoHistory)
-	register("commit.details", (*Provider).commitDetails)
-	register("diff.text", (*Provider).diffText)
 }
 
 // CallTool dispatches one tool call. Git failures and refusals come back as
@@ -166,7 +148,7 @@ func newFailData(command []string, details string) failData {
 // finish turns a tool's outcome into the provider answer.
 func finish(data any, err error) (*sdk.Result, error) {
 	if err == nil {
-		return sdk.OK(Source, data)
+		return sdk.OK(source, data)
 	}
 	var (
 		ae *sdk.ArgumentError
@@ -177,9 +159,9 @@ func finish(data any, err error) (*sdk.Result, error) {
 	case errors.As(err, &ae):
 		return nil, ae
 	case errors.As(err, &f):
-		return sdk.Fail(Source, CodeGitFailed, MessageGitFailed, newFailData(f.command, f.details)), nil
+		return sdk.Fail(source, codeGitFailed, messageGitFailed, newFailData(f.command, f.details)), nil
 	case errors.As(err, &ge):
-		return sdk.Fail(Source, CodeGitFailed, MessageGitFailed, newFailData(ge.Command, ge.Details)), nil
+		return sdk.Fail(source, codeGitFailed, messageGitFailed, newFailData(ge.Command, ge.Details)), nil
 	}
 	return nil, err
 }

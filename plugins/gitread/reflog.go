@@ -18,10 +18,10 @@ type reflogArgs struct {
 	Limit    *json.Number `json:"limit"`
 }
 
-// ReflogEntry is one reflog line; OldCommit is the value the ref had
+// reflogEntry is one reflog line; OldCommit is the value the ref had
 // before this update (the next, older entry's NewCommit), null for the
 // oldest entry returned when nothing older is known.
-type ReflogEntry struct {
+type reflogEntry struct {
 	Index          int64   `json:"index"`
 	RefName        string  `json:"refName"`
 	Selector       string  `json:"selector"`
@@ -35,10 +35,10 @@ type ReflogEntry struct {
 	CanCompare     bool    `json:"canCompare"`
 }
 
-// ReflogData is the repo.reflog payload.
-type ReflogData struct {
+// reflogData is the repo.reflog payload.
+type reflogData struct {
 	RefName          string        `json:"refName"`
-	Entries          []ReflogEntry `json:"entries"`
+	Entries          []reflogEntry `json:"entries"`
 	EntryCount       int64         `json:"entryCount"`
 	Truncated        bool          `json:"truncated"`
 	ReadOnly         bool          `json:"readOnly"`
@@ -52,8 +52,6 @@ const reflogGuidance = "The reflog records where this ref pointed after each upd
 	"newCommit to commit.details or compare oldCommit with newCommit using diff.text (base=oldCommit, " +
 	"head=newCommit). To recover, propose a new branch at that newCommit (operation.preview.branch) rather " +
 	"than resetting; nothing here changes the repository."
-
-func init() { register("repo.reflog", (*Provider).repoReflog) }
 
 func (p *Provider) repoReflog(ctx context.Context, call *sdk.Call) (any, error) {
 	var a reflogArgs
@@ -82,14 +80,14 @@ func (p *Provider) repoReflog(ctx context.Context, call *sdk.Call) (any, error) 
 		}
 	}
 
-	d := &ReflogData{RefName: ref, Entries: []ReflogEntry{}, ReadOnly: true, RecoveryGuidance: reflogGuidance}
+	d := &reflogData{RefName: ref, Entries: []reflogEntry{}, ReadOnly: true, RecoveryGuidance: reflogGuidance}
 	// One entry more than asked gives the last entry its oldCommit and
 	// tells whether the list was cut. The ref is the resolved full name,
 	// after --end-of-options, so it is never read as an option.
 	args := []string{"log", "--walk-reflogs", "--date=unix", "-z",
 		"--format=%H%x1f%h%x1f%gd%x1f%gs%x1f%gn%x1f%ge", "-n" + strconv.FormatInt(limit+1, 10),
 		"--end-of-options", full, "--"}
-	var all []ReflogEntry
+	var all []reflogEntry
 	err = p.stream(ctx, r, 0, func(rec []byte) error {
 		rec = bytes.TrimPrefix(rec, []byte{'\n'})
 		if len(rec) == 0 {
@@ -99,7 +97,7 @@ func (p *Provider) repoReflog(ctx context.Context, call *sdk.Call) (any, error) 
 		if len(f) != 6 || !isOID(f[0]) {
 			return errStatusFormat
 		}
-		e := ReflogEntry{RefName: ref, NewCommit: f[0], ShortNewCommit: f[1]}
+		e := reflogEntry{RefName: ref, NewCommit: f[0], ShortNewCommit: f[1]}
 		if i := strings.LastIndex(f[2], "@{"); i >= 0 && strings.HasSuffix(f[2], "}") {
 			if ts, err := strconv.ParseInt(f[2][i+2:len(f[2])-1], 10, 64); err == nil && ts >= 1e9 {
 				e.Timestamp = ts

@@ -16,7 +16,7 @@ func TestRepoReflog(t *testing.T) {
 	write(t, repo, "a.txt", "stash me\n")
 	git(t, repo, "stash", "push", "-q", "-m", "wip")
 
-	var d ReflogData
+	var d reflogData
 	mustOK(t, "repo.reflog", map[string]any{"repoPath": repo}, &d)
 	// git stash records its own "reset: moving to HEAD" on top.
 	wantNew := []string{first, first, amended, second, first}
@@ -36,7 +36,7 @@ func TestRepoReflog(t *testing.T) {
 	}
 
 	t.Run("limit", func(t *testing.T) {
-		var d ReflogData
+		var d reflogData
 		mustOK(t, "repo.reflog", map[string]any{"repoPath": repo, "limit": 3}, &d)
 		if len(d.Entries) != 3 || !d.Truncated || *d.Entries[2].OldCommit != second {
 			t.Fatalf("%+v", d)
@@ -44,7 +44,7 @@ func TestRepoReflog(t *testing.T) {
 	})
 	t.Run("branch and stash refs", func(t *testing.T) {
 		for _, ref := range []string{"main", "refs/heads/main", "stash"} {
-			var d ReflogData
+			var d reflogData
 			mustOK(t, "repo.reflog", map[string]any{"repoPath": repo, "refName": ref}, &d)
 			if len(d.Entries) == 0 || d.RefName != ref || !strings.HasPrefix(d.Entries[0].Selector, ref+"@{0}") {
 				t.Fatalf("%s: %+v", ref, d)

@@ -86,9 +86,9 @@ func parseRefsQuery(a *refsArgs) (refsQuery, error) {
 // refPrefixes maps the listed ref kinds to the namespaces for-each-ref reads.
 var refPrefixes = map[string]string{kindBranches: "refs/heads", kindRemoteBranches: "refs/remotes", kindTags: "refs/tags"}
 
-// RefsData is the repo.refs payload. Remote URLs are never included: they
+// refsData is the repo.refs payload. Remote URLs are never included: they
 // can embed credentials.
-type RefsData struct {
+type refsData struct {
 	// Head is the current branch's short name, or "HEAD" when detached.
 	Head     string `json:"head"`
 	Detached bool   `json:"detached"`
@@ -171,88 +171,14 @@ func (p *Provider) repoRefs(ctx context.Context, call *sdk.Call) (any, error) {
 		return nil, err
 	}
 
-	d := &RefsData{}
+	d := &refsData{}
 	local, remote, remotes, stashes := capped{max: otherMax}, capped{max: otherMax}, capped{max: otherMax}, capped{max: otherMax}
 	tags := capped{max: tagMax}
 	hasStash := false
 
 	err = parallel(
-		func() error {
-			out, err := p.runner.Run(ctx, r.dir, "symbolic-ref", "-q", "--short", "HEAD")
-			var ge *gitexec.Error
-			if errors.As(err, &ge) && ge.ExitCode == 1 && errors.Is(err, gitexec.ErrExit) {
-				d.Head, d.Detached = "HEAD", true // exit 1: HEAD is not symbolic
-				if lean {
-					// The lean shape names the commit instead of the
-					// literal HEAD, which told nothing.
-					out, err := p.runner.Run(ctx, r.dir, "rev-parse", "--short", "--verify", "--quiet", "HEAD")
-					if err != nil {
-						return err
-					}
-					d.Head = strings.TrimSpace(string(out))
-				}
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			d.Head = strings.TrimSpace(string(out))
-			return nil
-		},
-		func() error {
-			// Two listings at most, one per order; each kind is in one.
-			var byName, byDate []string
-			for _, k := range []string{kindBranches, kindRemoteBranches, kindTags} {
-				switch {
-				case !q.kinds[k]:
-				case q.recency[k]:
-					byDate = append(byDate, refPrefixes[k])
-				default:
-					byName = append(byName, refPrefixes[k])
-				}
-			}
-			if q.kinds[kindStashes] {
-				byName = append(byName, "refs/stash")
-			}
-			var fns []func() error
-			for _, l := range []struct {
-				recency  bool
-				prefixes []string
-			}{{false, byName}, {true, byDate}} {
-				if len(l.prefixes) > 0 {
-					fns = append(fns, func() error {
-						return p.stream(ctx, r, '\n', func(line []byte) error {
-							name, symref, _ := bytes.Cut(line, []byte{0})
-							n := string(name)
-							if n == "refs/stash" {
-								hasStash = true
-								return nil
-							}
-							var short string
-							var list *capped
-							switch {
-							case strings.HasPrefix(n, "refs/heads/"):
-								short, list = n[len("refs/heads/"):], &local
-							case strings.HasPrefix(n, "refs/remotes/"):
-								if len(symref) > 0 {
-									return nil // skip origin/HEAD and the like
-								}
-								short, list = n[len("refs/remotes/"):], &remote
-							case strings.HasPrefix(n, "refs/tags/"):
-								short, list = n[len("refs/tags/"):], &tags
-							default:
-								return nil
-							}
-							if q.pattern == nil || q.pattern.match(short) {
-								list.add(short)
-							}
-							return nil
-						}, refsArgv(l.recency, l.prefixes)...)
-					})
-				}
-			}
-			return parallel(fns...)
-		},
+		func() error { return p.refsHead(ctx, r, d, lean) },
+		func() error { return p.listRefs(ctx, r, q, &local, &remote, &tags, &hasStash) },
 		func() error {
 			if !q.kinds[kindRemotes] {
 				return nil
@@ -269,21 +195,7 @@ func (p *Provider) repoRefs(ctx context.Context, call *sdk.Call) (any, error) {
 		return nil, err
 	}
 	if hasStash {
-		// The reference's -n asks for one entry more than the cap, only to
-		// learn whether the list was cut; the lean shape counts them all
-		// (a stash reflog is short) and leaves out the stash@{N} label,
-		// which is the entry's position.
-		args := []string{"reflog", "show", "--format=%gd:%x20%gs", "-n" + strconv.Itoa(stashes.max+1), "refs/stash"}
-		if lean {
-			args = []string{"reflog", "show", "--format=%gs", "refs/stash"}
-		}
-		err := p.stream(ctx, r, '\n', func(line []byte) error {
-			if s := strings.TrimRight(string(line), "\r"); s != "" {
-				stashes.add(s)
-			}
-			return nil
-		}, args...)
-		if err != nil {
+		if err := p.readStashes(ctx, r, &stashes, lean); err != nil {
 			return nil, err
 		}
 	}
@@ -299,4 +211,106 @@ func (p *Provider) repoRefs(ctx context.Context, call *sdk.Call) (any, error) {
 	d.Tags, d.Remotes, d.Stashes = tags.list(), remotes.list(), stashes.list()
 	d.Truncated = local.cut || remote.cut || tags.cut || remotes.cut || stashes.cut
 	return d, nil
+}
+
+// refsHead fills the current branch, or, when HEAD is detached, "HEAD"
+// (the lean shape: the short commit id) and detached.
+func (p *Provider) refsHead(ctx context.Context, r *repo, d *refsData, lean bool) error {
+	out, err := p.runner.Run(ctx, r.dir, "symbolic-ref", "-q", "--short", "HEAD")
+	var ge *gitexec.Error
+	if errors.As(err, &ge) && ge.ExitCode == 1 && errors.Is(err, gitexec.ErrExit) {
+		d.Head, d.Detached = "HEAD", true // exit 1: HEAD is not symbolic
+		if lean {
+			// The lean shape names the commit instead of the
+			// literal HEAD, which told nothing.
+			out, err := p.runner.Run(ctx, r.dir, "rev-parse", "--short", "--verify", "--quiet", "HEAD")
+			if err != nil {
+				return err
+			}
+			d.Head = strings.TrimSpace(string(out))
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	d.Head = strings.TrimSpace(string(out))
+	return nil
+}
+
+// listRefs lists the branches, remote-tracking branches and tags the query
+// asks for into local, remote and tags (git for-each-ref, one listing per
+// sort order), and notes whether refs/stash exists.
+func (p *Provider) listRefs(ctx context.Context, r *repo, q refsQuery, local, remote, tags *capped, hasStash *bool) error {
+	// Two listings at most, one per order; each kind is in one.
+	var byName, byDate []string
+	for _, k := range []string{kindBranches, kindRemoteBranches, kindTags} {
+		switch {
+		case !q.kinds[k]:
+		case q.recency[k]:
+			byDate = append(byDate, refPrefixes[k])
+		default:
+			byName = append(byName, refPrefixes[k])
+		}
+	}
+	if q.kinds[kindStashes] {
+		byName = append(byName, "refs/stash")
+	}
+	var fns []func() error
+	for _, l := range []struct {
+		recency  bool
+		prefixes []string
+	}{{false, byName}, {true, byDate}} {
+		if len(l.prefixes) > 0 {
+			fns = append(fns, func() error {
+				return p.stream(ctx, r, '\n', func(line []byte) error {
+					name, symref, _ := bytes.Cut(line, []byte{0})
+					n := string(name)
+					if n == "refs/stash" {
+						*hasStash = true
+						return nil
+					}
+					var short string
+					var list *capped
+					switch {
+					case strings.HasPrefix(n, "refs/heads/"):
+						short, list = n[len("refs/heads/"):], local
+					case strings.HasPrefix(n, "refs/remotes/"):
+						if len(symref) > 0 {
+							return nil // skip origin/HEAD and the like
+						}
+						short, list = n[len("refs/remotes/"):], remote
+					case strings.HasPrefix(n, "refs/tags/"):
+						short, list = n[len("refs/tags/"):], tags
+					default:
+						return nil
+					}
+					if q.pattern == nil || q.pattern.match(short) {
+						list.add(short)
+					}
+					return nil
+				}, refsArgv(l.recency, l.prefixes)...)
+			})
+		}
+	}
+	return parallel(fns...)
+}
+
+// readStashes lists the stash entries into stashes.
+func (p *Provider) readStashes(ctx context.Context, r *repo, stashes *capped, lean bool) error {
+	// The reference's -n asks for one entry more than the cap, only to
+	// learn whether the list was cut; the lean shape counts them all
+	// (a stash reflog is short) and leaves out the stash@{N} label,
+	// which is the entry's position.
+	args := []string{"reflog", "show", "--format=%gd:%x20%gs", "-n" + strconv.Itoa(stashes.max+1), "refs/stash"}
+	if lean {
+		args = []string{"reflog", "show", "--format=%gs", "refs/stash"}
+	}
+	err := p.stream(ctx, r, '\n', func(line []byte) error {
+		if s := strings.TrimRight(string(line), "\r"); s != "" {
+			stashes.add(s)
+		}
+		return nil
+	}, args...)
+	return err
 }

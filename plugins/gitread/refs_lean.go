@@ -10,11 +10,11 @@ const (
 	leanRefLimit = 100
 )
 
-// LeanRefsData is repo.refs' lean payload: empty lists and a false
+// leanRefsData is repo.refs' lean payload: empty lists and a false
 // detached are left out, local and remote-tracking branches are separate
 // lists, stash entries drop their stash@{N} label (an entry's position is
 // its N), and Omitted counts, per list, the entries past the cap.
-type LeanRefsData struct {
+type leanRefsData struct {
 	// Head is the checked-out branch, or the short id of the commit when
 	// detached.
 	Head           string         `json:"head"`
@@ -28,8 +28,8 @@ type LeanRefsData struct {
 }
 
 // leanRefs renders the collected lists in the lean shape.
-func leanRefs(d *RefsData, q refsQuery, lists map[string]*capped) *LeanRefsData {
-	out := &LeanRefsData{
+func leanRefs(d *refsData, q refsQuery, lists map[string]*capped) *leanRefsData {
+	out := &leanRefsData{
 		Head: d.Head, Detached: d.Detached,
 		Branches:       lists[kindBranches].items,
 		RemoteBranches: lists[kindRemoteBranches].items,

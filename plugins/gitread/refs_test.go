@@ -50,32 +50,32 @@ func TestRepoRefsOrderAndFilters(t *testing.T) {
 	tests := []struct {
 		name string
 		args map[string]any
-		want RefsData
+		want refsData
 	}{
-		{"default: branches by name, tags newest first", nil, RefsData{Head: "main",
+		{"default: branches by name, tags newest first", nil, refsData{Head: "main",
 			Branches: []string{"feature/x", "feature/y/z", "main", "old", "origin/dev", "origin/main"},
 			Tags:     []string{"v0.9-late", "v1.10", "v1.2", "v1.0"}, Remotes: []string{"origin"}, Stashes: stash}},
-		{"sort name", map[string]any{"sort": "name"}, RefsData{Head: "main",
+		{"sort name", map[string]any{"sort": "name"}, refsData{Head: "main",
 			Branches: []string{"feature/x", "feature/y/z", "main", "old", "origin/dev", "origin/main"},
 			Tags:     []string{"v0.9-late", "v1.0", "v1.10", "v1.2"}, Remotes: []string{"origin"}, Stashes: stash}},
-		{"sort recency, ties by name", map[string]any{"sort": "recency"}, RefsData{Head: "main",
+		{"sort recency, ties by name", map[string]any{"sort": "recency"}, refsData{Head: "main",
 			Branches: []string{"main", "feature/x", "feature/y/z", "old", "origin/main", "origin/dev"},
 			Tags:     []string{"v0.9-late", "v1.10", "v1.2", "v1.0"}, Remotes: []string{"origin"}, Stashes: stash}},
-		{"pattern star crosses slashes", map[string]any{"pattern": "feature/*"}, RefsData{Head: "main",
+		{"pattern star crosses slashes", map[string]any{"pattern": "feature/*"}, refsData{Head: "main",
 			Branches: []string{"feature/x", "feature/y/z"}, Tags: []string{}, Remotes: []string{"origin"}, Stashes: stash}},
-		{"pattern question mark", map[string]any{"pattern": "v1.?"}, RefsData{Head: "main",
+		{"pattern question mark", map[string]any{"pattern": "v1.?"}, refsData{Head: "main",
 			Branches: []string{}, Tags: []string{"v1.2", "v1.0"}, Remotes: []string{"origin"}, Stashes: stash}},
-		{"pattern class", map[string]any{"pattern": "v1.[!2]*", "sort": "name"}, RefsData{Head: "main",
+		{"pattern class", map[string]any{"pattern": "v1.[!2]*", "sort": "name"}, refsData{Head: "main",
 			Branches: []string{}, Tags: []string{"v1.0", "v1.10"}, Remotes: []string{"origin"}, Stashes: stash}},
-		{"pattern on remote short names", map[string]any{"pattern": "*main"}, RefsData{Head: "main",
+		{"pattern on remote short names", map[string]any{"pattern": "*main"}, refsData{Head: "main",
 			Branches: []string{"main", "origin/main"}, Tags: []string{}, Remotes: []string{"origin"}, Stashes: stash}},
-		{"pattern without wildcards is exact", map[string]any{"pattern": "old"}, RefsData{Head: "main",
+		{"pattern without wildcards is exact", map[string]any{"pattern": "old"}, refsData{Head: "main",
 			Branches: []string{"old"}, Tags: []string{}, Remotes: []string{"origin"}, Stashes: stash}},
-		{"kinds tags", map[string]any{"kinds": []string{"tags"}}, RefsData{Head: "main",
+		{"kinds tags", map[string]any{"kinds": []string{"tags"}}, refsData{Head: "main",
 			Branches: []string{}, Tags: []string{"v0.9-late", "v1.10", "v1.2", "v1.0"}, Remotes: []string{}, Stashes: []string{}}},
-		{"kinds remote branches by recency", map[string]any{"kinds": []string{"remoteBranches"}, "sort": "recency"}, RefsData{Head: "main",
+		{"kinds remote branches by recency", map[string]any{"kinds": []string{"remoteBranches"}, "sort": "recency"}, refsData{Head: "main",
 			Branches: []string{"origin/main", "origin/dev"}, Tags: []string{}, Remotes: []string{}, Stashes: []string{}}},
-		{"kinds branches and stashes", map[string]any{"kinds": []string{"branches", "stashes"}, "pattern": "o*"}, RefsData{Head: "main",
+		{"kinds branches and stashes", map[string]any{"kinds": []string{"branches", "stashes"}, "pattern": "o*"}, refsData{Head: "main",
 			Branches: []string{"old"}, Tags: []string{}, Remotes: []string{}, Stashes: stash}},
 	}
 	for _, tt := range tests {
@@ -84,7 +84,7 @@ func TestRepoRefsOrderAndFilters(t *testing.T) {
 			for k, v := range tt.args {
 				args[k] = v
 			}
-			var d RefsData
+			var d refsData
 			raw := mustOK(t, "repo.refs", args, &d)
 			if !reflect.DeepEqual(d, tt.want) {
 				t.Fatalf("got  %+v\nwant %+v", d, tt.want)
@@ -132,7 +132,7 @@ func TestRepoRefsPatternIsNotAnOption(t *testing.T) {
 		{"--upload-pack=pwned", []string{}, []string{"--upload-pack=pwned"}},
 		{"-c core.pager=touch pwned", []string{}, []string{}},
 	} {
-		var d RefsData
+		var d refsData
 		mustOK(t, "repo.refs", map[string]any{"repoPath": repo, "pattern": tt.pattern}, &d)
 		if !reflect.DeepEqual(d.Branches, tt.branches) || !reflect.DeepEqual(d.Tags, tt.tags) {
 			t.Errorf("%q: branches %q tags %q", tt.pattern, d.Branches, d.Tags)
@@ -173,7 +173,7 @@ func TestRepoRefsRecencyKeepsNewestTags(t *testing.T) {
 		if tt.sort != nil {
 			args["sort"] = tt.sort
 		}
-		var d RefsData
+		var d refsData
 		mustOK(t, "repo.refs", args, &d)
 		if len(d.Tags) != maxRefs || !d.Truncated || d.Tags[0] != tt.first || d.Tags[maxRefs-1] != tt.last {
 			t.Errorf("sort %v: %d tags, truncated=%v, first %q last %q; want %q..%q", tt.sort, len(d.Tags), d.Truncated, d.Tags[0], d.Tags[len(d.Tags)-1], tt.first, tt.last)

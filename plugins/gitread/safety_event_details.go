@@ -6,11 +6,9 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { registerFluxGit("safety.eventDetails", (*Provider).safetyEventDetails) }
-
-// EventDetailsData is the safety.eventDetails payload.
-type EventDetailsData struct {
-	Event            *TimelineEvent `json:"event"`
+// eventDetailsData is the safety.eventDetails payload.
+type eventDetailsData struct {
+	Event            *timelineEvent `json:"event"`
 	EventFound       bool           `json:"eventFound"`
 	ReadOnly         bool           `json:"readOnly"`
 	ApprovalRequired bool           `json:"approvalRequired"`
@@ -26,7 +24,7 @@ func (p *Provider) safetyEventDetails(ctx context.Context, call *sdk.Call) (any,
 	if err != nil {
 		return nil, err
 	}
-	d := &EventDetailsData{ReadOnly: true, ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
+	d := &eventDetailsData{ReadOnly: true, ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
 	for i := range evs {
 		if c.args.EventID == "" || evs[i].ID == c.args.EventID {
 			d.Event, d.EventFound = &evs[i], true

@@ -6,11 +6,9 @@ import (
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-func init() { registerFluxGit("safety.timeline", (*Provider).safetyTimeline) }
-
-// TimelineData is the safety.timeline payload.
-type TimelineData struct {
-	Events                []TimelineEvent `json:"events"`
+// timelineData is the safety.timeline payload.
+type timelineData struct {
+	Events                []timelineEvent `json:"events"`
 	EventCount            int             `json:"eventCount"`
 	Truncated             bool            `json:"truncated"`
 	ReadOnly              bool            `json:"readOnly"`
@@ -28,6 +26,6 @@ func (p *Provider) safetyTimeline(ctx context.Context, call *sdk.Call) (any, err
 	if err != nil {
 		return nil, err
 	}
-	return &TimelineData{Events: evs, EventCount: len(evs), Truncated: truncated, ReadOnly: true,
+	return &timelineData{Events: evs, EventCount: len(evs), Truncated: truncated, ReadOnly: true,
 		ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}, nil
 }

@@ -28,32 +28,32 @@ type scopeArgs struct {
 	ChurnDays     *json.Number `json:"churnDays"`
 }
 
-// ShortCommit is a commit in brief form.
-type ShortCommit struct {
+// shortCommit is a commit in brief form.
+type shortCommit struct {
 	Sha     string `json:"sha"`
 	Subject string `json:"subject"`
 }
 
-// ScopeData is the repo.scope payload.
-type ScopeData struct {
+// scopeData is the repo.scope payload.
+type scopeData struct {
 	Scope       string `json:"scope"`
 	WorkingTree struct {
 		Changed   int64         `json:"changed"`
-		Entries   []StatusEntry `json:"entries"`
+		Entries   []statusEntry `json:"entries"`
 		Truncated bool          `json:"truncated"`
 	} `json:"workingTree"`
-	RecentCommits []ShortCommit `json:"recentCommits"`
+	RecentCommits []shortCommit `json:"recentCommits"`
 	Churn         struct {
 		Days    int64 `json:"days"`
 		Commits int64 `json:"commits"`
 		Authors int64 `json:"authors"`
 	} `json:"churn"`
-	Owners *ScopeOwners `json:"owners"`
+	Owners *scopeOwners `json:"owners"`
 	Hints  []string     `json:"hints"`
 }
 
-// ScopeOwners is the CODEOWNERS answer for the scope.
-type ScopeOwners struct {
+// scopeOwners is the CODEOWNERS answer for the scope.
+type scopeOwners struct {
 	Source         string   `json:"source"`
 	MatchedPattern *string  `json:"matchedPattern"`
 	Owners         []string `json:"owners"`
@@ -62,8 +62,6 @@ type ScopeOwners struct {
 	// used) or the owner list was cut.
 	Truncated bool `json:"truncated"`
 }
-
-func init() { register("repo.scope", (*Provider).repoScope) }
 
 func (p *Provider) repoScope(ctx context.Context, call *sdk.Call) (any, error) {
 	var a scopeArgs
@@ -98,15 +96,15 @@ func (p *Provider) repoScope(ctx context.Context, call *sdk.Call) (any, error) {
 		return nil, err
 	}
 
-	d := &ScopeData{Scope: scope, RecentCommits: []ShortCommit{}, Hints: []string{}}
-	d.WorkingTree.Entries = []StatusEntry{}
+	d := &scopeData{Scope: scope, RecentCommits: []shortCommit{}, Hints: []string{}}
+	d.WorkingTree.Entries = []statusEntry{}
 	d.Churn.Days = days
 	var head *statusHead
 	var logErr, churnErr error
 	authors := map[string]bool{}
 	err = parallel(
 		func() (err error) {
-			head, err = p.scanStatus(ctx, call, r, false, scope, func(e StatusEntry) {
+			head, err = p.scanStatus(ctx, call, r, false, scope, func(e statusEntry) {
 				d.WorkingTree.Changed++
 				if len(d.WorkingTree.Entries) < maxScopeEntries {
 					d.WorkingTree.Entries = append(d.WorkingTree.Entries, e)
@@ -144,7 +142,7 @@ func (p *Provider) repoScope(ctx context.Context, call *sdk.Call) (any, error) {
 			return nil, churnErr
 		}
 	} else {
-		d.RecentCommits, d.Churn.Commits = []ShortCommit{}, 0
+		d.RecentCommits, d.Churn.Commits = []shortCommit{}, 0
 		clear(authors)
 	}
 	d.Churn.Authors = int64(len(authors))
@@ -165,16 +163,16 @@ func (p *Provider) repoScope(ctx context.Context, call *sdk.Call) (any, error) {
 
 // shortLog lists up to n commits from HEAD as {sha, subject}, optionally
 // limited to one pathspec.
-func (p *Provider) shortLog(ctx context.Context, r *repo, n, subjLen int, pathspec string) ([]ShortCommit, error) {
+func (p *Provider) shortLog(ctx context.Context, r *repo, n, subjLen int, pathspec string) ([]shortCommit, error) {
 	args := []string{"log", "-z", "--format=%h%x1f%s", "-n" + strconv.Itoa(n), "HEAD", "--"}
 	if pathspec != "" {
 		args = append(args, pathspec)
 	}
-	out := []ShortCommit{}
+	out := []shortCommit{}
 	err := p.stream(ctx, r, 0, func(f []byte) error {
 		sha, subj, _ := strings.Cut(strings.ToValidUTF8(string(f), "\uFFFD"), "\x1f")
 		subj, _ = clip(subj, subjLen)
-		out = append(out, ShortCommit{Sha: sha, Subject: subj})
+		out = append(out, shortCommit{Sha: sha, Subject: subj})
 		return nil
 	}, args...)
 	return out, err
@@ -185,13 +183,13 @@ func (p *Provider) shortLog(ctx context.Context, r *repo, n, subjLen int, pathsp
 // (at any component) or that is not a regular file is ignored; the file is
 // checked after it is opened (readFile), so it cannot be swapped for a
 // link or a FIFO in between.
-func readCodeowners(r *repo, scope string) *ScopeOwners {
+func readCodeowners(r *repo, scope string) *scopeOwners {
 	for _, name := range codeownersFiles {
 		b, err := r.readFile(name, maxCodeowners)
 		if err != nil {
 			continue
 		}
-		o := &ScopeOwners{Source: name, Owners: []string{}, Matching: "simplified-prefix (last match wins)"}
+		o := &scopeOwners{Source: name, Owners: []string{}, Matching: "simplified-prefix (last match wins)"}
 		if len(b) > maxCodeowners {
 			b, o.Truncated = b[:maxCodeowners], true
 		}
@@ -205,7 +203,7 @@ func readCodeowners(r *repo, scope string) *ScopeOwners {
 // and trailing '/' and a trailing /** or /* removed) matches when it is
 // '*', equals the scope, or is an ancestor directory of it; the last
 // matching line wins. Patterns deeper than the scope do not match.
-func matchOwners(o *ScopeOwners, text, scope string) {
+func matchOwners(o *scopeOwners, text, scope string) {
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(strings.ToValidUTF8(line, "\uFFFD"))
 		if line == "" || strings.HasPrefix(line, "#") {

@@ -35,7 +35,7 @@ func TestRepoScopeCodeowners(t *testing.T) {
 				{"src", "/src/", []string{"@src-team"}}, // deeper patterns do not match
 			}
 			for _, tt := range tests {
-				var d ScopeData
+				var d scopeData
 				mustOK(t, "repo.scope", map[string]any{"repoPath": repo, "path": tt.scope + "/"}, &d)
 				o := d.Owners
 				want := loc
@@ -56,7 +56,7 @@ func TestRepoScopeCodeowners(t *testing.T) {
 		})
 	}
 	t.Run("no CODEOWNERS", func(t *testing.T) {
-		var d ScopeData
+		var d scopeData
 		raw := mustOK(t, "repo.scope", map[string]any{"repoPath": newRepo(t), "path": "a.txt"}, &d)
 		if d.Owners != nil || !strings.Contains(raw, `"owners":null`) || len(d.Hints) == 0 {
 			t.Fatal(raw)
@@ -71,7 +71,7 @@ func TestRepoScopeCodeowners(t *testing.T) {
 		if err := os.Symlink(outside, filepath.Join(repo, "CODEOWNERS")); err != nil {
 			t.Fatal(err)
 		}
-		var d ScopeData
+		var d scopeData
 		mustOK(t, "repo.scope", map[string]any{"repoPath": repo, "path": "a.txt"}, &d)
 		if d.Owners != nil {
 			t.Fatalf("%+v", d.Owners)
@@ -110,7 +110,7 @@ func TestRepoScopeActivity(t *testing.T) {
 		write(t, repo, "src/new file "+strconv.Itoa(i)+".txt", "u\n")
 	}
 	write(t, repo, "elsewhere.txt", "u\n")
-	var d ScopeData
+	var d scopeData
 	mustOK(t, "repo.scope", map[string]any{"repoPath": repo, "path": "src", "recentCommits": 2, "churnDays": 30}, &d)
 	if d.WorkingTree.Changed != 25 || len(d.WorkingTree.Entries) != maxScopeEntries || !d.WorkingTree.Truncated {
 		t.Fatalf("%+v", d.WorkingTree)

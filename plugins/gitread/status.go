@@ -18,8 +18,8 @@ type statusArgs struct {
 	MaxEntries *json.Number `json:"maxEntries"`
 }
 
-// StatusEntry is one changed path of repo.status.
-type StatusEntry struct {
+// statusEntry is one changed path of repo.status.
+type statusEntry struct {
 	// Status is the two-character porcelain v1 code ("M ", " M", "R ",
 	// "UU", "??"): v2's '.' placeholder is shown as a space.
 	Status string `json:"status"`
@@ -32,8 +32,8 @@ type StatusEntry struct {
 	OrigPathBase64 string `json:"origPathBase64,omitempty"`
 }
 
-// StatusData is the repo.status payload.
-type StatusData struct {
+// statusData is the repo.status payload.
+type statusData struct {
 	Branch       *string       `json:"branch"`
 	Detached     bool          `json:"detached"`
 	OID          *string       `json:"oid"`
@@ -42,7 +42,7 @@ type StatusData struct {
 	Behind       int64         `json:"behind"`
 	Clean        bool          `json:"clean"`
 	ChangedFiles int64         `json:"changedFiles"`
-	Entries      []StatusEntry `json:"entries"`
+	Entries      []statusEntry `json:"entries"`
 	Truncated    bool          `json:"truncated"`
 }
 
@@ -78,7 +78,7 @@ func (p *Provider) repoStatus(ctx context.Context, call *sdk.Call) (any, error) 
 		return nil, err
 	}
 	lean := resultshape.Lean()
-	ps := &statusParser{max: int(maxEntries), data: StatusData{Entries: []StatusEntry{}}}
+	ps := &statusParser{max: int(maxEntries), data: statusData{Entries: []statusEntry{}}}
 	if err := p.statusInto(ctx, call, r, ps, statusArgvFor(lean)...); err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (p *Provider) repoStatus(ctx context.Context, call *sdk.Call) (any, error) 
 //	? path                            ! path
 type statusParser struct {
 	max      int
-	data     StatusData
+	data     statusData
 	count    int
 	wantOrig bool // the next field is the origPath of a rename/copy
 	origFor  int  // index of the entry that origPath belongs to, or -1
@@ -159,7 +159,7 @@ func (s *statusParser) field(f []byte) error {
 	s.count++
 	s.origFor = -1
 	if len(s.data.Entries) < s.max {
-		e := StatusEntry{Status: xy}
+		e := statusEntry{Status: xy}
 		e.Path, e.PathBase64 = pathText(path)
 		s.data.Entries = append(s.data.Entries, e)
 		s.origFor = len(s.data.Entries) - 1

@@ -25,12 +25,12 @@ func TestRepoStatus(t *testing.T) {
 		name  string
 		setup func(t *testing.T) string
 		args  map[string]any
-		check func(t *testing.T, repo string, d StatusData, raw string)
+		check func(t *testing.T, repo string, d statusData, raw string)
 	}{
 		{
 			name:  "clean",
 			setup: newRepo,
-			check: func(t *testing.T, repo string, d StatusData, raw string) {
+			check: func(t *testing.T, repo string, d statusData, raw string) {
 				head := git(t, repo, "rev-parse", "HEAD")
 				if d.Branch == nil || *d.Branch != "main" || d.Detached || d.OID == nil || *d.OID != head ||
 					d.Upstream != nil || !d.Clean || d.ChangedFiles != 0 || len(d.Entries) != 0 || d.Truncated {
@@ -66,8 +66,8 @@ func TestRepoStatus(t *testing.T) {
 				write(t, repo, "ignored.log", "x\n")
 				return repo
 			},
-			check: func(t *testing.T, repo string, d StatusData, raw string) {
-				want := []StatusEntry{
+			check: func(t *testing.T, repo string, d statusData, raw string) {
+				want := []statusEntry{
 					{Status: "A ", Path: "added.txt"},
 					{Status: " D", Path: "deleted.txt"},
 					{Status: "M ", Path: "mod-staged.txt"},
@@ -100,8 +100,8 @@ func TestRepoStatus(t *testing.T) {
 				git(t, repo, "mv", "--", oddNames[2], "renamed\xfe\nname.txt")
 				return repo
 			},
-			check: func(t *testing.T, repo string, d StatusData, raw string) {
-				got := map[string]StatusEntry{}
+			check: func(t *testing.T, repo string, d statusData, raw string) {
+				got := map[string]statusEntry{}
 				for _, e := range d.Entries {
 					p := e.Path
 					if e.PathBase64 != "" {
@@ -142,7 +142,7 @@ func TestRepoStatus(t *testing.T) {
 				git(t, repo, "checkout", "-q", "--detach")
 				return repo
 			},
-			check: func(t *testing.T, repo string, d StatusData, raw string) {
+			check: func(t *testing.T, repo string, d statusData, raw string) {
 				if d.Branch != nil || !d.Detached || d.OID == nil || !strings.Contains(raw, `"branch":null`) {
 					t.Fatalf("got %+v", d)
 				}
@@ -155,11 +155,11 @@ func TestRepoStatus(t *testing.T) {
 				write(t, repo, "first.txt", "x\n")
 				return repo
 			},
-			check: func(t *testing.T, repo string, d StatusData, raw string) {
+			check: func(t *testing.T, repo string, d statusData, raw string) {
 				if d.Branch == nil || *d.Branch != "main" || d.Detached || d.OID != nil || !strings.Contains(raw, `"oid":null`) {
 					t.Fatalf("got %+v", d)
 				}
-				if len(d.Entries) != 1 || d.Entries[0] != (StatusEntry{Status: "??", Path: "first.txt"}) {
+				if len(d.Entries) != 1 || d.Entries[0] != (statusEntry{Status: "??", Path: "first.txt"}) {
 					t.Fatalf("entries %+v", d.Entries)
 				}
 			},
@@ -183,7 +183,7 @@ func TestRepoStatus(t *testing.T) {
 				commitAll(t, work, "local change")
 				return work
 			},
-			check: func(t *testing.T, repo string, d StatusData, raw string) {
+			check: func(t *testing.T, repo string, d statusData, raw string) {
 				if d.Upstream == nil || *d.Upstream != "origin/main" || d.Ahead != 1 || d.Behind != 2 || !d.Clean {
 					t.Fatalf("got %+v (upstream %v)", d, d.Upstream)
 				}
@@ -203,8 +203,8 @@ func TestRepoStatus(t *testing.T) {
 				runAllowFail(t, repo, "merge", "-q", "other")
 				return repo
 			},
-			check: func(t *testing.T, repo string, d StatusData, raw string) {
-				if len(d.Entries) != 1 || d.Entries[0] != (StatusEntry{Status: "UU", Path: "a.txt"}) {
+			check: func(t *testing.T, repo string, d statusData, raw string) {
+				if len(d.Entries) != 1 || d.Entries[0] != (statusEntry{Status: "UU", Path: "a.txt"}) {
 					t.Fatalf("entries %+v", d.Entries)
 				}
 			},
@@ -219,7 +219,7 @@ func TestRepoStatus(t *testing.T) {
 				return repo
 			},
 			args: map[string]any{"maxEntries": 2},
-			check: func(t *testing.T, repo string, d StatusData, raw string) {
+			check: func(t *testing.T, repo string, d statusData, raw string) {
 				if len(d.Entries) != 2 || d.ChangedFiles != 5 || !d.Truncated || d.Clean {
 					t.Fatalf("got %+v", d)
 				}
@@ -232,7 +232,7 @@ func TestRepoStatus(t *testing.T) {
 				write(t, repo, "sub/dir/x.txt", "x")
 				return filepath.Join(repo, "sub", "dir")
 			},
-			check: func(t *testing.T, repo string, d StatusData, raw string) {
+			check: func(t *testing.T, repo string, d statusData, raw string) {
 				if len(d.Entries) != 1 || d.Entries[0].Path != "sub/dir/x.txt" {
 					t.Fatalf("entries %+v", d.Entries)
 				}
@@ -246,7 +246,7 @@ func TestRepoStatus(t *testing.T) {
 			for k, v := range tt.args {
 				args[k] = v
 			}
-			var d StatusData
+			var d statusData
 			raw := mustOK(t, "repo.status", args, &d)
 			tt.check(t, repo, d, raw)
 		})

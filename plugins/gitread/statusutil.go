@@ -36,7 +36,7 @@ type statusHead struct {
 // parsed, so a tree with a million changes never sits in memory. It
 // returns the branch headers. With stash set it also asks for the stash
 // count header (one process fewer than `git stash list`).
-func (p *Provider) scanStatus(ctx context.Context, call *sdk.Call, r *repo, stash bool, pathspec string, fn func(StatusEntry)) (*statusHead, error) {
+func (p *Provider) scanStatus(ctx context.Context, call *sdk.Call, r *repo, stash bool, pathspec string, fn func(statusEntry)) (*statusHead, error) {
 	return p.scanStatusArgs(ctx, call, r, statusArgv, gitexec.Tuning{}, stash, pathspec, fn)
 }
 
@@ -50,7 +50,7 @@ var briefStatusArgv = []string{"status", "--porcelain=v2", "-z", "--branch", "--
 // (subdirty.go). The probes run before status, not beside it: a status
 // whose output waited for them would hold a runner slot the probes may
 // need.
-func (p *Provider) scanStatusArgs(ctx context.Context, call *sdk.Call, r *repo, base []string, t gitexec.Tuning, stash bool, pathspec string, fn func(StatusEntry)) (*statusHead, error) {
+func (p *Provider) scanStatusArgs(ctx context.Context, call *sdk.Call, r *repo, base []string, t gitexec.Tuning, stash bool, pathspec string, fn func(statusEntry)) (*statusHead, error) {
 	// Untracked content counts even for repo.brief's -uno status: brief
 	// stands for a full -uall status whose untracked walk it runs apart.
 	dirty, err := p.dirtySubmodules(ctx, call, r, true, pathspec)
@@ -70,7 +70,7 @@ func (p *Provider) scanStatusArgs(ctx context.Context, call *sdk.Call, r *repo, 
 }
 
 // scanStatusEntries runs status and parses it, with nothing added.
-func (p *Provider) scanStatusEntries(ctx context.Context, r *repo, base []string, t gitexec.Tuning, stash bool, pathspec string, fn func(StatusEntry)) (*statusHead, error) {
+func (p *Provider) scanStatusEntries(ctx context.Context, r *repo, base []string, t gitexec.Tuning, stash bool, pathspec string, fn func(statusEntry)) (*statusHead, error) {
 	args := append([]string(nil), base...)
 	if stash {
 		args = append(args, "--show-stash")
@@ -78,7 +78,7 @@ func (p *Provider) scanStatusEntries(ctx context.Context, r *repo, base []string
 	if pathspec != "" {
 		args = append(args, "--", pathspec)
 	}
-	ps := &statusParser{max: 1, data: StatusData{Entries: make([]StatusEntry, 0, 1)}}
+	ps := &statusParser{max: 1, data: statusData{Entries: make([]statusEntry, 0, 1)}}
 	h := &statusHead{}
 	field := func(f []byte) error {
 		if len(f) > 8 && string(f[:8]) == "# stash " {

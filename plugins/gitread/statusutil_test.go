@@ -48,10 +48,10 @@ func conflictRepo(t *testing.T, op string) string {
 }
 
 // decodeData calls a tool and decodes the data into a generic map too.
-func briefOf(t *testing.T, repo string) (BriefData, string) {
+func briefOf(t *testing.T, repo string) (briefData, string) {
 	referenceShape(t) // asserts the reference shape
 	t.Helper()
-	var d BriefData
+	var d briefData
 	raw := mustOK(t, "repo.brief", map[string]any{"repoPath": repo}, &d)
 	return d, raw
 }
@@ -80,13 +80,13 @@ func TestIssue3ToolsOnOptionLikeRefs(t *testing.T) {
 		var anyData map[string]any
 		mustOK(t, tool, issue3Args(tool, repo), &anyData)
 	}
-	var d ReflogData
+	var d reflogData
 	mustOK(t, "repo.reflog", map[string]any{"repoPath": repo, "refName": "refs/heads/--output=pwned"}, &d)
 	for _, bad := range []string{"--output=pwned", "-h", "--all"} {
 		mustArgError(t, "repo.reflog", map[string]any{"repoPath": repo, "refName": bad}, "arguments.refName must not start with '-'")
 		mustArgError(t, "repo.branchStack", map[string]any{"repoPath": repo, "baseCandidates": []string{"main", bad}}, "arguments.baseCandidates[1] must not start with '-'")
 	}
-	var bs BranchStackData
+	var bs branchStackData
 	mustOK(t, "repo.branchStack", map[string]any{"repoPath": repo, "baseCandidates": []string{"--output=pwned"[2:]}}, &bs)
 	assertNoPwned(t, repo, cwd, filepath.Dir(repo))
 }
@@ -161,7 +161,7 @@ func TestStatusScanOddNames(t *testing.T) {
 	for _, n := range oddNames {
 		write(t, repo, n, "x\n")
 	}
-	var d WorktreeChangesData
+	var d worktreeChangesData
 	mustOK(t, "worktree.changes", map[string]any{"repoPath": repo}, &d)
 	got := map[string]bool{}
 	for _, e := range d.Untracked {

@@ -173,11 +173,11 @@ func underPathspec(path, pathspec string) bool {
 // a dirty gitlink git did not list is inserted at its sorted position.
 type dirtMerge struct {
 	pending []string
-	fn      func(StatusEntry)
+	fn      func(statusEntry)
 }
 
 // emit passes e on after any dirty gitlink that sorts before it.
-func (m *dirtMerge) emit(e StatusEntry) {
+func (m *dirtMerge) emit(e statusEntry) {
 	if len(m.pending) == 0 {
 		m.fn(e)
 		return
@@ -210,13 +210,13 @@ func (m *dirtMerge) flush() {
 }
 
 func (m *dirtMerge) synth(path string) {
-	e := StatusEntry{Status: " M"}
+	e := statusEntry{Status: " M"}
 	e.Path, e.PathBase64 = pathText([]byte(path))
 	m.fn(e)
 }
 
 // rawPath is the exact path bytes of e.
-func rawPath(e StatusEntry) string {
+func rawPath(e statusEntry) string {
 	if e.PathBase64 != "" {
 		if b, err := base64.StdEncoding.DecodeString(e.PathBase64); err == nil {
 			return string(b)
@@ -229,7 +229,7 @@ func rawPath(e StatusEntry) string {
 // the count), the way streaming argv straight into ps.field would, with
 // dirty submodules folded in (see dirtMerge).
 func (p *Provider) statusInto(ctx context.Context, call *sdk.Call, r *repo, ps *statusParser, argv ...string) error {
-	h, err := p.scanStatusArgs(ctx, call, r, argv, gitexec.Tuning{}, false, "", func(e StatusEntry) {
+	h, err := p.scanStatusArgs(ctx, call, r, argv, gitexec.Tuning{}, false, "", func(e statusEntry) {
 		ps.count++
 		if len(ps.data.Entries) < ps.max {
 			ps.data.Entries = append(ps.data.Entries, e)

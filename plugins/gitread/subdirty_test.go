@@ -12,9 +12,9 @@ import (
 
 // referenceEntries is what git's own recursion (a plain status, run by
 // the test, not by fluxgit) reports for the work tree.
-func referenceEntries(t *testing.T, repo, untracked string) []StatusEntry {
+func referenceEntries(t *testing.T, repo, untracked string) []statusEntry {
 	t.Helper()
-	ps := &statusParser{max: 1 << 20, data: StatusData{Entries: []StatusEntry{}}}
+	ps := &statusParser{max: 1 << 20, data: statusData{Entries: []statusEntry{}}}
 	for _, f := range strings.Split(git(t, repo, "status", "--porcelain=v2", "-z", "--untracked-files="+untracked), "\x00") {
 		if f == "" {
 			continue
@@ -74,7 +74,7 @@ func TestDirtySubmodulesMatchGit(t *testing.T) {
 			mutate(t, top)
 
 			want := referenceEntries(t, top, "all")
-			var d StatusData
+			var d statusData
 			mustOK(t, "repo.status", map[string]any{"repoPath": top}, &d)
 			if !reflect.DeepEqual(d.Entries, want) {
 				t.Fatalf("repo.status entries\n got  %+v\n want %+v", d.Entries, want)
@@ -82,16 +82,16 @@ func TestDirtySubmodulesMatchGit(t *testing.T) {
 			if d.Clean != (len(want) == 0) || d.ChangedFiles != int64(len(want)) {
 				t.Fatalf("repo.status clean=%v changed=%d, want %d entries", d.Clean, d.ChangedFiles, len(want))
 			}
-			var wc WorktreeChangesData
+			var wc worktreeChangesData
 			mustOK(t, "worktree.changes", map[string]any{"repoPath": top}, &wc)
-			var unstaged []StatusEntry
+			var unstaged []statusEntry
 			for _, e := range want {
 				if e.Status != "??" && e.Status[1] != ' ' {
 					unstaged = append(unstaged, e)
 				}
 			}
 			if len(unstaged) == 0 {
-				unstaged = []StatusEntry{}
+				unstaged = []statusEntry{}
 			}
 			if !reflect.DeepEqual(wc.Unstaged, unstaged) {
 				t.Fatalf("worktree.changes unstaged\n got  %+v\n want %+v", wc.Unstaged, unstaged)

@@ -26,10 +26,10 @@ type submoduleArgs struct {
 	Path     *string `json:"path"`
 }
 
-// Submodule is one gitlink, in the states `git submodule status` uses:
+// submodule is one gitlink, in the states `git submodule status` uses:
 // "U" unmerged, "-" not initialized, "+" checked out at another commit
 // than the recorded one, " " clean.
-type Submodule struct {
+type submodule struct {
 	State       string `json:"state"`
 	Commit      string `json:"commit"`
 	Path        string `json:"path"`
@@ -41,17 +41,15 @@ type Submodule struct {
 	Depth    int    `json:"depth"`
 }
 
-// SubmoduleData is the submodule.status payload.
-type SubmoduleData struct {
-	Submodules []Submodule `json:"submodules"`
+// submoduleData is the submodule.status payload.
+type submoduleData struct {
+	Submodules []submodule `json:"submodules"`
 	Total      int64       `json:"total"`
 	// Skipped counts submodules whose git directory or work tree leads
 	// outside the repository (or the allowed roots); they are not followed.
 	Skipped int64   `json:"skipped"`
 	Path    *string `json:"path"`
 }
-
-func init() { register("submodule.status", (*Provider).submoduleStatus) }
 
 func (p *Provider) submoduleStatus(ctx context.Context, call *sdk.Call) (any, error) {
 	var a submoduleArgs
@@ -76,7 +74,7 @@ func (p *Provider) submoduleStatus(ctx context.Context, call *sdk.Call) (any, er
 	if err != nil {
 		return nil, err
 	}
-	d := &SubmoduleData{Submodules: []Submodule{}, Skipped: s.skipped}
+	d := &submoduleData{Submodules: []submodule{}, Skipped: s.skipped}
 	for _, m := range s.list {
 		if filter != "" && m.Path != filter && !strings.HasPrefix(m.Path, filter+"/") {
 			continue
@@ -92,7 +90,7 @@ func (p *Provider) submoduleStatus(ctx context.Context, call *sdk.Call) (any, er
 
 // subScan is the result of a recursive submodule scan.
 type subScan struct {
-	list    []Submodule
+	list    []submodule
 	skipped int64
 	// capped is set (lenient mode only) when a bound stopped the scan.
 	capped bool
@@ -254,7 +252,7 @@ func (s *subScanner) scan(ctx context.Context, dir, prefix string, depth int) er
 			return &failure{gitexec.Command(dir, args...), fmt.Sprintf("more than %d submodules", maxSubmoduleEntries)}
 		}
 		full := append([]byte(prefix), l.path...)
-		m := Submodule{Commit: l.sha, Depth: depth}
+		m := submodule{Commit: l.sha, Depth: depth}
 		m.Path, m.PathBase64 = pathText(full)
 		switch {
 		case l.stage:

@@ -53,9 +53,9 @@ func submoduleRepo(t *testing.T) subFixture {
 func TestSubmoduleStatus(t *testing.T) {
 	f := submoduleRepo(t)
 	drift := git(t, filepath.Join(f.top, "modA"), "rev-parse", "HEAD")
-	var d SubmoduleData
+	var d submoduleData
 	raw := mustOK(t, "submodule.status", map[string]any{"repoPath": f.top}, &d)
-	want := []Submodule{
+	want := []submodule{
 		{State: "+", Commit: drift, Recorded: f.libA2, Path: "modA"},
 		{State: " ", Commit: f.libBOID, Path: "modA/inner", Depth: 1},
 		{State: "-", Commit: f.libBOID, Path: "modB"},
@@ -68,7 +68,7 @@ func TestSubmoduleStatus(t *testing.T) {
 	}
 
 	t.Run("path filter", func(t *testing.T) {
-		var d SubmoduleData
+		var d submoduleData
 		mustOK(t, "submodule.status", map[string]any{"repoPath": f.top, "path": "modA/"}, &d)
 		if d.Total != 2 || d.Submodules[1].Path != "modA/inner" || d.Path == nil || *d.Path != "modA" {
 			t.Fatalf("%+v", d)
@@ -88,7 +88,7 @@ func TestSubmoduleStatus(t *testing.T) {
 		}
 	})
 	t.Run("no submodules", func(t *testing.T) {
-		var d SubmoduleData
+		var d submoduleData
 		raw := mustOK(t, "submodule.status", map[string]any{"repoPath": newRepo(t)}, &d)
 		if !strings.Contains(raw, `"submodules":[]`) || d.Total != 0 {
 			t.Fatal(raw)
@@ -108,7 +108,7 @@ func TestSubmoduleConflictState(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	var d SubmoduleData
+	var d submoduleData
 	mustOK(t, "submodule.status", map[string]any{"repoPath": repo}, &d)
 	if len(d.Submodules) != 1 || d.Submodules[0].State != "U" || d.Submodules[0].Commit != oids[1] {
 		t.Fatalf("%+v", d)

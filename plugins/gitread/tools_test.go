@@ -35,12 +35,12 @@ func TestRepoRefs(t *testing.T) {
 	tests := []struct {
 		name  string
 		setup func(t *testing.T) string
-		want  RefsData
+		want  refsData
 	}{
 		{
 			name:  "empty repository",
 			setup: emptyRepo,
-			want:  RefsData{Head: "main", Branches: []string{}, Tags: []string{}, Remotes: []string{}, Stashes: []string{}},
+			want:  refsData{Head: "main", Branches: []string{}, Tags: []string{}, Remotes: []string{}, Stashes: []string{}},
 		},
 		{
 			name: "branches, remotes, tags, stashes",
@@ -65,7 +65,7 @@ func TestRepoRefs(t *testing.T) {
 				git(t, work, "stash", "push", "-q", "-m", "second stash")
 				return work
 			},
-			want: RefsData{
+			want: refsData{
 				Head:     "main",
 				Branches: []string{"--output=pwned", "main", "topic/one", "origin/feature", "origin/main"},
 				Tags:     []string{"--output=pwned-tag", "v1.0", "v2.0"},
@@ -80,14 +80,14 @@ func TestRepoRefs(t *testing.T) {
 				git(t, repo, "checkout", "-q", "--detach")
 				return repo
 			},
-			want: RefsData{Head: "HEAD", Detached: true, Branches: []string{"main"}, Tags: []string{}, Remotes: []string{}, Stashes: []string{}},
+			want: refsData{Head: "HEAD", Detached: true, Branches: []string{"main"}, Tags: []string{}, Remotes: []string{}, Stashes: []string{}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			repo := tt.setup(t)
 			cwd, _ := os.Getwd()
-			var d RefsData
+			var d refsData
 			raw := mustOK(t, "repo.refs", map[string]any{"repoPath": repo}, &d)
 			if !reflect.DeepEqual(d, tt.want) {
 				t.Fatalf("got  %+v\nwant %+v", d, tt.want)
@@ -113,7 +113,7 @@ func TestRepoRefsTruncation(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	var d RefsData
+	var d refsData
 	mustOK(t, "repo.refs", map[string]any{"repoPath": repo}, &d)
 	if len(d.Tags) != maxRefs || !d.Truncated || d.Tags[0] != "t10000" || len(d.Branches) != 1 {
 		t.Fatalf("tags=%d truncated=%v first=%q", len(d.Tags), d.Truncated, d.Tags[0])
@@ -152,7 +152,7 @@ func TestRepoHistory(t *testing.T) {
 			for k, v := range tt.args {
 				args[k] = v
 			}
-			var d HistoryData
+			var d historyData
 			raw := mustOK(t, "repo.history", args, &d)
 			got := []string{}
 			for _, c := range d.Commits {
@@ -172,9 +172,9 @@ func TestRepoHistory(t *testing.T) {
 	}
 
 	t.Run("fields", func(t *testing.T) {
-		var d HistoryData
+		var d historyData
 		mustOK(t, "repo.history", map[string]any{"repoPath": repo, "limit": 1}, &d)
-		want := HistoryCommit{Hash: order[0], ShortHash: order[0][:7], AuthorName: "Ada Author",
+		want := historyCommit{Hash: order[0], ShortHash: order[0][:7], AuthorName: "Ada Author",
 			AuthorEmail: "ada@example.com", AuthorTime: authorTime, Subject: "commit 5"}
 		if d.Commits[0] != want {
 			t.Fatalf("got %+v\nwant %+v", d.Commits[0], want)
@@ -182,7 +182,7 @@ func TestRepoHistory(t *testing.T) {
 	})
 
 	t.Run("empty repository", func(t *testing.T) {
-		var d HistoryData
+		var d historyData
 		raw := mustOK(t, "repo.history", map[string]any{"repoPath": emptyRepo(t)}, &d)
 		if raw != `{"commits":[],"nextCursor":null}` {
 			t.Fatalf("got %s", raw)
@@ -231,19 +231,19 @@ func TestCommitDetails(t *testing.T) {
 		hash     string
 		parents  []string
 		message  string
-		files    []CommitFile
+		files    []commitFile
 		rawCheck string
 	}{
-		{"root commit", root, root, []string{}, "first", []CommitFile{{Status: "A", Path: "a.txt"}}, `"parents":[]`},
-		{"by tag, message trimmed, odd path", "v1", second, []string{root}, "second subject\n\nbody line", []CommitFile{
+		{"root commit", root, root, []string{}, "first", []commitFile{{Status: "A", Path: "a.txt"}}, `"parents":[]`},
+		{"by tag, message trimmed, odd path", "v1", second, []string{root}, "second subject\n\nbody line", []commitFile{
 			{Status: "M", Path: "a.txt"}, {Status: "A", Path: "b.txt"}, {Status: "A", Path: "bad\uFFFDname.txt", PathBase64: badB64},
 		}, `"pathBase64":"` + badB64 + `"`},
-		{"deletion by short hash", third[:10], third, []string{second}, "remove b", []CommitFile{{Status: "D", Path: "b.txt"}}, ""},
-		{"merge against first parent", "HEAD", merge, nil, "merge side", []CommitFile{{Status: "A", Path: "side.txt"}}, ""},
+		{"deletion by short hash", third[:10], third, []string{second}, "remove b", []commitFile{{Status: "D", Path: "b.txt"}}, ""},
+		{"merge against first parent", "HEAD", merge, nil, "merge side", []commitFile{{Status: "A", Path: "side.txt"}}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var d CommitData
+			var d commitData
 			raw := mustOK(t, "commit.details", map[string]any{"repoPath": repo, "commit": tt.commit}, &d)
 			c := d.Commit
 			if c.Hash != tt.hash || c.ShortHash != tt.hash[:7] || c.AuthorName != "Ada Author" ||
@@ -289,7 +289,7 @@ func TestCommitFilesTruncated(t *testing.T) {
 		write(t, repo, filepath.Join("many", strconv.Itoa(i)), "x")
 	}
 	commitAll(t, repo, "many files")
-	var d CommitData
+	var d commitData
 	mustOK(t, "commit.details", map[string]any{"repoPath": repo, "commit": "HEAD"}, &d)
 	if len(d.Files) != maxCommitFiles || !d.Truncated {
 		t.Fatalf("files=%d truncated=%v", len(d.Files), d.Truncated)
@@ -340,7 +340,7 @@ func TestDiffText(t *testing.T) {
 			for k, v := range tt.args {
 				args[k] = v
 			}
-			var d DiffData
+			var d diffData
 			raw := mustOK(t, "diff.text", args, &d)
 			if d.Diff != tt.want {
 				t.Fatalf("diff\n got %q\nwant %q", d.Diff, tt.want)

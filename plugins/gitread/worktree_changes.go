@@ -16,20 +16,18 @@ type repoOnlyArgs struct {
 	RepoID   string `json:"repoId"`
 }
 
-// WorktreeChangesData is the worktree.changes payload: the porcelain
+// worktreeChangesData is the worktree.changes payload: the porcelain
 // entries split by where the change lives. A path staged and then edited
 // again appears in both staged and unstaged; conflicted paths too.
-type WorktreeChangesData struct {
-	Staged         []StatusEntry `json:"staged"`
-	Unstaged       []StatusEntry `json:"unstaged"`
-	Untracked      []StatusEntry `json:"untracked"`
+type worktreeChangesData struct {
+	Staged         []statusEntry `json:"staged"`
+	Unstaged       []statusEntry `json:"unstaged"`
+	Untracked      []statusEntry `json:"untracked"`
 	StagedCount    int64         `json:"stagedCount"`
 	UnstagedCount  int64         `json:"unstagedCount"`
 	UntrackedCount int64         `json:"untrackedCount"`
 	Truncated      bool          `json:"truncated"`
 }
-
-func init() { register("worktree.changes", (*Provider).worktreeChanges) }
 
 func (p *Provider) worktreeChanges(ctx context.Context, call *sdk.Call) (any, error) {
 	var a repoOnlyArgs
@@ -40,8 +38,8 @@ func (p *Provider) worktreeChanges(ctx context.Context, call *sdk.Call) (any, er
 	if err != nil {
 		return nil, err
 	}
-	d := &WorktreeChangesData{Staged: []StatusEntry{}, Unstaged: []StatusEntry{}, Untracked: []StatusEntry{}}
-	add := func(list *[]StatusEntry, n *int64, e StatusEntry) {
+	d := &worktreeChangesData{Staged: []statusEntry{}, Unstaged: []statusEntry{}, Untracked: []statusEntry{}}
+	add := func(list *[]statusEntry, n *int64, e statusEntry) {
 		*n++
 		if len(*list) < maxChangeEntries {
 			*list = append(*list, e)
@@ -50,9 +48,9 @@ func (p *Provider) worktreeChanges(ctx context.Context, call *sdk.Call) (any, er
 		}
 	}
 	lean := resultshape.Lean()
-	var all []StatusEntry // lean: every entry once, in git's order
+	var all []statusEntry // lean: every entry once, in git's order
 	var total int64
-	_, err = p.scanStatusArgs(ctx, call, r, statusArgvFor(lean), gitexec.Tuning{}, false, "", func(e StatusEntry) {
+	_, err = p.scanStatusArgs(ctx, call, r, statusArgvFor(lean), gitexec.Tuning{}, false, "", func(e statusEntry) {
 		if total++; lean && len(all) < maxChangeEntries {
 			all = append(all, e)
 		}

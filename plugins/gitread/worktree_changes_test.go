@@ -20,12 +20,12 @@ func TestWorktreeChanges(t *testing.T) {
 	write(t, repo, "b.txt", "unstaged\n")
 	git(t, repo, "mv", "old.txt", "new name.txt")
 	write(t, repo, "u.txt", "u\n")
-	var d WorktreeChangesData
+	var d worktreeChangesData
 	raw := mustOK(t, "worktree.changes", map[string]any{"repoPath": repo}, &d)
-	want := WorktreeChangesData{
-		Staged:      []StatusEntry{{Status: "MM", Path: "a.txt"}, {Status: "R ", Path: "new name.txt", OrigPath: "old.txt"}},
-		Unstaged:    []StatusEntry{{Status: "MM", Path: "a.txt"}, {Status: " M", Path: "b.txt"}},
-		Untracked:   []StatusEntry{{Status: "??", Path: "u.txt"}},
+	want := worktreeChangesData{
+		Staged:      []statusEntry{{Status: "MM", Path: "a.txt"}, {Status: "R ", Path: "new name.txt", OrigPath: "old.txt"}},
+		Unstaged:    []statusEntry{{Status: "MM", Path: "a.txt"}, {Status: " M", Path: "b.txt"}},
+		Untracked:   []statusEntry{{Status: "??", Path: "u.txt"}},
 		StagedCount: 2, UnstagedCount: 2, UntrackedCount: 1,
 	}
 	if !reflect.DeepEqual(d, want) {
@@ -33,7 +33,7 @@ func TestWorktreeChanges(t *testing.T) {
 	}
 
 	t.Run("conflicts appear on both sides", func(t *testing.T) {
-		var d WorktreeChangesData
+		var d worktreeChangesData
 		mustOK(t, "worktree.changes", map[string]any{"repoPath": conflictRepo(t, "merge")}, &d)
 		if d.StagedCount != 3 || d.UnstagedCount != 3 {
 			t.Fatalf("%+v", d)
@@ -46,7 +46,7 @@ func TestWorktreeChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var d WorktreeChangesData
+		var d worktreeChangesData
 		mustOK(t, "worktree.changes", map[string]any{"repoPath": repo}, &d)
 		if len(d.Untracked) != maxChangeEntries || d.UntrackedCount != maxChangeEntries+2 || !d.Truncated {
 			t.Fatalf("%d %d %v", len(d.Untracked), d.UntrackedCount, d.Truncated)

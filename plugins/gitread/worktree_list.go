@@ -15,8 +15,8 @@ const (
 	maxReason    = 512
 )
 
-// Worktree is one entry of worktree.list.
-type Worktree struct {
+// worktree is one entry of worktree.list.
+type worktree struct {
 	Path string `json:"path"`
 	// PathBase64 carries the exact bytes when the path is not valid UTF-8.
 	PathBase64     string `json:"pathBase64,omitempty"`
@@ -31,14 +31,12 @@ type Worktree struct {
 	PrunableReason string `json:"prunableReason,omitempty"`
 }
 
-// WorktreeListData is the worktree.list payload.
-type WorktreeListData struct {
+// worktreeListData is the worktree.list payload.
+type worktreeListData struct {
 	Total     int64      `json:"total"`
-	Worktrees []Worktree `json:"worktrees"`
+	Worktrees []worktree `json:"worktrees"`
 	Truncated bool       `json:"truncated"`
 }
-
-func init() { register("worktree.list", (*Provider).worktreeList) }
 
 func (p *Provider) worktreeList(ctx context.Context, call *sdk.Call) (any, error) {
 	var a repoOnlyArgs
@@ -49,8 +47,8 @@ func (p *Provider) worktreeList(ctx context.Context, call *sdk.Call) (any, error
 	if err != nil {
 		return nil, err
 	}
-	d := &WorktreeListData{Worktrees: []Worktree{}}
-	var cur *Worktree
+	d := &worktreeListData{Worktrees: []worktree{}}
+	var cur *worktree
 	// full is each listed tree's full HEAD id: the lean shape abbreviates
 	// it the way git does, the reference keeps 12 characters.
 	var full []string
@@ -79,7 +77,7 @@ func (p *Provider) worktreeList(ctx context.Context, call *sdk.Call) (any, error
 		key, val, _ := strings.Cut(string(f), " ")
 		if key == "worktree" {
 			flush()
-			cur, curFull = &Worktree{}, ""
+			cur, curFull = &worktree{}, ""
 			cur.Path, cur.PathBase64 = pathText(f[len("worktree "):])
 			return nil
 		}

@@ -21,7 +21,7 @@ func TestWorktreeList(t *testing.T) {
 	if err := os.RemoveAll(gone); err != nil {
 		t.Fatal(err)
 	}
-	var d WorktreeListData
+	var d worktreeListData
 	raw := mustOK(t, "worktree.list", map[string]any{"repoPath": linked}, &d)
 	if d.Total != 4 || len(d.Worktrees) != 4 || d.Truncated {
 		t.Fatalf("%s", raw)
@@ -33,7 +33,7 @@ func TestWorktreeList(t *testing.T) {
 	if w[1].Path != gone && w[1].Path != linked {
 		t.Fatalf("%+v", w)
 	}
-	byPath := map[string]Worktree{}
+	byPath := map[string]worktree{}
 	for _, x := range w {
 		byPath[x.Path] = x
 	}
