@@ -139,6 +139,7 @@ func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io
 		Ledger:    ledger,
 		Log:       log,
 		Out:       out,
+		Notices:   os.Stderr,
 
 		MaxPendingPerAgent:     o.maxPendingPerAgent,
 		MaxPending:             o.maxPending,
