@@ -5,9 +5,12 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fluxgit/fluxgit/tests/browser"
 )
 
 // waitOutput polls buf until it holds every one of want.
@@ -155,5 +158,68 @@ func TestGatewayWatch(t *testing.T) {
 	l.g.stop()
 	if code := w2.wait(t); code != 1 || !strings.Contains(w2.out.String(), "is gone") {
 		t.Fatalf("after the gateway stopped: exit %d\n%s", code, w2.out.String())
+	}
+}
+
+// waitTitle polls the page's title until it is want.
+func waitTitle(t *testing.T, b *browser.Browser, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := b.Title()
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("page title %q, want %q", got, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The approval page tells the person a proposal arrived: the tab's title
+// counts the pending proposals and changes when one arrives or is
+// decided, and once the person allows notifications (the button asks the
+// browser; headless Chromium is granted the permission the way the
+// person would grant it in the prompt) the browser shows one
+// notification per newly arrived proposal, none for the ones already on
+// the page.
+func TestGatewayNotifiesInBrowser(t *testing.T) {
+	b := browser.Start(t)
+	l := newLoop(t)
+	repo := e2eRepo(t)
+	first := l.propose("branch", repo, map[string]any{"name": "topic", "checkout": false})
+
+	b.Navigate(l.g.page)
+	b.WaitFor(card(first), 0)
+	waitTitle(t, b, "(1) FluxGit approvals")
+	ask := b.WaitFor(`#notify[data-state="default"] #notify-ask`, 0)
+
+	b.SetPermission("notifications", "granted")
+	// The page has not asked yet: only the person's click does.
+	if b.Find("#notify").Attr("data-state") != "default" {
+		t.Fatal("the page changed its notification state before the person clicked")
+	}
+	ask.Click()
+	b.WaitText(`#notify[data-state="granted"] #notify-text`, "Notifications on", 0)
+	if v := b.Script(`return document.getElementById('notify-ask').hidden`); v != true {
+		t.Fatalf("the ask button still shows after the permission was granted (hidden=%v)", v)
+	}
+
+	second := l.propose("merge", repo, map[string]any{"sourceRef": "feature", "targetRef": "main"})
+	b.WaitFor(card(second), 0)
+	waitTitle(t, b, "(2) FluxGit approvals")
+	b.WaitFor(`#notify[data-shown="1"][data-last="`+second+`"]`, 0)
+	b.WaitText("#notify-text", "1 shown", 0)
+	if *updateScreenshot {
+		b.SaveScreenshot(filepath.Join("..", "docs", "screenshots", "approval-notifications.png"))
+	}
+
+	l.g.decide(t, "approve", second)
+	waitTitle(t, b, "(1) FluxGit approvals")
+	l.g.decide(t, "approve", first)
+	waitTitle(t, b, "FluxGit approvals")
+	if got := b.Find("#notify").Attr("data-shown"); got != "1" {
+		t.Fatalf("%s notifications shown, want 1 (only the proposal that arrived while the page was open)", got)
 	}
 }
