@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"flag"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -33,6 +34,7 @@ type gatewayProc struct {
 	runDir string
 	env    []string
 	out    *lockedBuffer
+	stderr *lockedBuffer // the gateway's stderr alone: logs and the person's notice lines
 	done   chan struct{}
 }
 
@@ -63,7 +65,7 @@ func loopEnv(t testing.TB) []string {
 // the two lines it prints for the person.
 func startGateway(t testing.TB, env []string, args ...string) *gatewayProc {
 	t.Helper()
-	g := &gatewayProc{t: t, env: env, out: &lockedBuffer{}, done: make(chan struct{})}
+	g := &gatewayProc{t: t, env: env, out: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "FLUXGIT_RUN_DIR="); ok {
 			g.runDir = v
@@ -75,7 +77,7 @@ func startGateway(t testing.TB, env []string, args ...string) *gatewayProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.cmd.Stderr = g.out
+	g.cmd.Stderr = io.MultiWriter(g.out, g.stderr)
 	if err := g.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

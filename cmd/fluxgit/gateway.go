@@ -65,7 +65,9 @@ func newGatewayCmd(g *globalOptions) *cobra.Command {
 		Long: "gateway serves the write-handshake endpoints on loopback. Agents propose Git operations\n" +
 			"through `fluxgit` (set FLUXGIT_MCP_HANDSHAKE_ADDR to the line it prints); a person approves or\n" +
 			"rejects each one on the approval page it prints, or with `fluxgit gateway list|show|approve|reject`;\n" +
-			"approved operations run with the git CLI behind a restore point.\n\n" +
+			"approved operations run with the git CLI behind a restore point. Each proposal that arrives and\n" +
+			"each decision and outcome gets one line on the gateway's stderr; `fluxgit gateway watch` prints\n" +
+			"the same lines in another terminal.\n\n" +
 			"FLUXGIT_MCP_AGENT_POLICY names an agent policy file (schemas/agent-policy.schema.json); a file\n" +
 			"that cannot be loaded stops the gateway from starting.\n\n" +
 			"The CLI's secret is kept in a private per-user directory (" + credpaths.EnvSecretDir + ", else\n" +
@@ -86,7 +88,7 @@ func newGatewayCmd(g *globalOptions) *cobra.Command {
 	cmd.Flags().Int64Var(&o.maxBytesPerAgent, "max-stored-bytes-per-agent", server.DefaultMaxStoredBytesPerAgent, "proposal body bytes the journal keeps for one agent id, decided ones included until pruned an hour after they end")
 	cmd.Flags().Int64Var(&o.maxBytes, "max-stored-bytes", server.DefaultMaxStoredBytes, "proposal body bytes the journal keeps for all agents together")
 	cmd.AddCommand(newGatewayListCmd(o), newGatewayShowCmd(o), newGatewayApproveCmd(o), newGatewayRejectCmd(o),
-		newGatewayReconcileCmd(o), newGatewayUndoCmd(o))
+		newGatewayReconcileCmd(o), newGatewayUndoCmd(o), newGatewayWatchCmd(o))
 	return cmd
 }
 
@@ -139,6 +141,7 @@ func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io
 		Ledger:    ledger,
 		Log:       log,
 		Out:       out,
+		Notices:   os.Stderr,
 
 		MaxPendingPerAgent:     o.maxPendingPerAgent,
 		MaxPending:             o.maxPending,

@@ -226,6 +226,9 @@ func (s *Server) Subscribe() (<-chan Change, func()) {
 }
 
 func (s *Server) notify(p journal.Proposal) {
+	// Every lifecycle change passes here, so the terminal's line is
+	// written here too (issue 25).
+	s.announce(p)
 	c := Change{ID: p.ID, Status: p.Status}
 	s.subMu.Lock()
 	defer s.subMu.Unlock()

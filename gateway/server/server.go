@@ -95,6 +95,10 @@ type Config struct {
 	// Out receives the two start-up lines a person reads (the handshake
 	// address and the approval page address); nil discards them.
 	Out io.Writer
+	// Notices receives one line per proposal that arrives and per
+	// decision and outcome (NoticeLine), for the person watching the
+	// gateway's terminal; nil prints none.
+	Notices io.Writer
 	// MaxPendingPerAgent, MaxPending, MaxStoredBytesPerAgent and
 	// MaxStoredBytes bound what agents can make the gateway hold (see
 	// journal.Quota); 0 means the Default… value.
@@ -144,6 +148,8 @@ type Server struct {
 	now     func() time.Time
 
 	wake chan struct{}
+
+	noticeMu sync.Mutex // one notice line at a time on Config.Notices
 
 	subMu   sync.Mutex
 	subs    map[int]chan Change

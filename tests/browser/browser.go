@@ -889,3 +889,19 @@ func (e Element) Screenshot() []byte {
 	}
 	return png
 }
+
+// SetPermission sets the state ("granted", "denied" or "prompt") of the
+// named permission (a Permissions API name such as "notifications") for
+// the current page's origin, through the WebDriver extension of the
+// Permissions specification ("Set Permission"), which chromedriver
+// implements. A headless browser never shows a permission prompt, so a
+// test grants what the person would have allowed; the page still asks
+// through its own API (Notification.requestPermission), which then
+// resolves to the state set here.
+func (b *Browser) SetPermission(name, state string) {
+	b.t.Helper()
+	body := map[string]any{"descriptor": map[string]any{"name": name}, "state": state}
+	if err := b.run(http.MethodPost, "/permissions", body, nil); err != nil {
+		b.fatal(fmt.Errorf("set permission %s to %s: %w", name, state, err))
+	}
+}

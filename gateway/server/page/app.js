@@ -6,6 +6,13 @@
 (function () {
   var state = { csrf: '', skew: 0, es: null, retry: 0, refreshing: false, again: false, signedOut: false, pendingOffset: 0 };
   var cardNodes = new Map(); // previewId → {node, version}
+  // Hearing about proposals (issue 25): the pending proposals already
+  // seen (null until the first state arrives: those were on the page
+  // when it opened, so no notification announces them), the gateway's
+  // time of that first state (a proposal created before it is not an
+  // arrival, even when paging first shows it later), and the
+  // notifications the browser showed.
+  var heard = { known: null, since: 0, shown: 0, last: '' };
 
   // ---- small DOM helpers ----
 
@@ -58,6 +65,7 @@
       $('signin-why').textContent = 'That link is not valid for this gateway: it was probably printed by an earlier start.';
     }
     setLive('offline', 'no session');
+    setTitle(0);
     if (state.es) { state.es.close(); state.es = null; }
   }
 
@@ -166,6 +174,8 @@
     });
     var pendingTotal = typeof st.pendingTotal === 'number' ? st.pendingTotal : groups.pending.length;
     $('pending-count').textContent = String(pendingTotal);
+    setTitle(pendingTotal);
+    announceArrivals(groups.pending, st.now);
     $('pending-empty').hidden = pendingTotal > 0;
     renderPager(st, groups.pending.length, pendingTotal, asked);
     var runningShown = groups.reconcile.length + groups.running.length;
@@ -629,8 +639,93 @@
     });
   }
 
+  // ---- hearing about proposals ----
+
+  var baseTitle = 'FluxGit approvals';
+
+  // setTitle puts the number of pending proposals (all of them, not only
+  // this page's) in the tab's title, where a person sees it from another tab.
+  function setTitle(n) {
+    document.title = (n > 0 ? '(' + n + ') ' : '') + baseTitle;
+  }
+
+  function clip(s, n) {
+    s = String(s || '').replace(/\s+/g, ' ').trim();
+    return s.length > n ? s.slice(0, n - 1) + '…' : s;
+  }
+
+  function canNotify() { return typeof window.Notification === 'function'; }
+
+  // setNotify shows what the browser allows: a button to ask while it has
+  // not been asked, and what happened once it has.
+  function setNotify() {
+    var box = $('notify');
+    if (!canNotify()) { box.hidden = true; return; }
+    var perm = Notification.permission;
+    box.hidden = false;
+    box.setAttribute('data-state', perm);
+    box.setAttribute('data-shown', String(heard.shown));
+    box.setAttribute('data-last', heard.last);
+    $('notify-ask').hidden = perm !== 'default';
+    var text = '';
+    if (perm === 'granted') text = 'Notifications on' + (heard.shown ? ' · ' + heard.shown + ' shown' : '');
+    else if (perm === 'denied') text = 'Notifications are blocked; allow them in this site\'s browser settings';
+    $('notify-text').textContent = text;
+  }
+
+  // askNotify runs on the person's click: browsers only ask for the
+  // permission from a user gesture.
+  function askNotify() {
+    if (!canNotify()) return;
+    var done = function () { setNotify(); };
+    try {
+      var r = Notification.requestPermission(done); // older browsers take a callback
+      if (r && typeof r.then === 'function') r.then(done, done);
+    } catch (e) { done(); }
+  }
+
+  // announceArrivals creates one browser notification for each pending
+  // proposal that arrived since the page opened, once.
+  function announceArrivals(pending, now) {
+    if (heard.known === null) {
+      heard.known = new Set(pending.map(function (p) { return p.previewId; }));
+      heard.since = Date.parse(now) || 0;
+      return;
+    }
+    pending.forEach(function (p) {
+      if (heard.known.has(p.previewId)) return;
+      heard.known.add(p.previewId);
+      if ((Date.parse(p.createdAt) || 0) < heard.since) return;
+      if (canNotify() && Notification.permission === 'granted') notifyOf(p);
+    });
+  }
+
+  function notifyOf(p) {
+    var n;
+    try {
+      n = new Notification('FluxGit: ' + clip(p.operationType, 32) + ' proposal', {
+        body: clip(p.agentId, 64) + ' proposes ' + clip(p.operationType, 32) + ' in ' + clip(p.repoPath, 120) +
+          (p.reason ? ': ' + clip(p.reason, 160) : ''),
+        tag: 'fluxgit-' + p.previewId
+      });
+    } catch (e) { return; } // a browser that only notifies from service workers
+    n.addEventListener('show', function () {
+      heard.shown++;
+      heard.last = p.previewId;
+      setNotify();
+    });
+    n.addEventListener('click', function () {
+      window.focus();
+      var c = document.querySelector('article.card[data-preview-id="' + p.previewId + '"]');
+      if (c) c.scrollIntoView({ block: 'center' });
+      n.close();
+    });
+  }
+
   function start() {
     $('address').textContent = location.host;
+    $('notify-ask').addEventListener('click', askNotify);
+    setNotify();
     $('pending-next').addEventListener('click', function () {
       state.pendingOffset += Number(state.pendingLimit) || 50;
       refresh();
