@@ -12,8 +12,9 @@
 //	releasecheck registry SCHEMA SERVER_JSON PACKAGE_JSON VERSION
 //	    validates SERVER_JSON against the MCP Registry schema file SCHEMA and
 //	    checks its npm package against the npm package's package.json.
-//	releasecheck formula FORMULA SHA256SUMS VERSION
-//	    checks the Homebrew formula's structure, version, URLs and checksums.
+//	releasecheck formula FORMULA SHA256SUMS VERSION PAIRS
+//	    checks the Homebrew formula's structure, version, URLs and checksums,
+//	    and that it has PAIRS binaries (4 in a full release).
 //	releasecheck sums DIR
 //	    checks DIR/SHA256SUMS lists every file under DIR with its digest.
 //
@@ -23,7 +24,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -410,8 +410,12 @@ var (
 )
 
 func checkFormula(args []string) error {
-	if len(args) != 3 {
-		return errors.New("want FORMULA SHA256SUMS VERSION")
+	if len(args) != 4 {
+		return errors.New("want FORMULA SHA256SUMS VERSION PAIRS")
+	}
+	pairs, err := strconv.Atoi(args[3])
+	if err != nil {
+		return fmt.Errorf("PAIRS %q: %w", args[3], err)
 	}
 	src, err := os.ReadFile(args[0])
 	if err != nil {
@@ -422,10 +426,10 @@ func checkFormula(args []string) error {
 		return err
 	}
 	version := args[2]
-	if bytes.Contains(src, []byte("@")) && regexp.MustCompile(`@[A-Z0-9_a-z]+@`).Match(src) {
+	if regexp.MustCompile(`@[A-Z0-9_a-z]+@`).Match(src) {
 		return errors.New("formula: a template placeholder was left in")
 	}
-	if !bytes.Contains(src, []byte(`version "`+version+`"`)) {
+	if !strings.Contains(string(src), `version "`+version+`"`) {
 		return fmt.Errorf("formula: no version %q", version)
 	}
 	depth, urls := 0, 0
@@ -464,8 +468,8 @@ func checkFormula(args []string) error {
 	if depth != 0 {
 		return fmt.Errorf("formula: %d block(s) not closed", depth)
 	}
-	if urls != 4 {
-		return fmt.Errorf("formula: %d urls, want 4 (macOS and Linux, arm and intel)", urls)
+	if urls != pairs {
+		return fmt.Errorf("formula: %d urls, want %d (one per macOS and Linux binary built)", urls, pairs)
 	}
 	fmt.Printf("formula: %d urls, checksums match SHA256SUMS\n", urls)
 	return nil
