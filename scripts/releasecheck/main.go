@@ -200,8 +200,14 @@ func (s *session) wait(d time.Duration) error {
 	case err := <-done:
 		return err
 	case <-time.After(d):
+		// Kill it and end its input: a grandchild left behind (the binary
+		// a launcher failed to stop) then ends too, at end of input.
 		_ = s.cmd.Process.Kill()
-		<-done
+		_ = s.stdin.Close()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
 		return fmt.Errorf("%s did not end within %s", s.cmd.Path, d)
 	}
 }
