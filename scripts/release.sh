@@ -410,6 +410,12 @@ for f in "$dist/claude-plugin/.claude-plugin/plugin.json" "$dist/codex/.mcp.json
   same_tools "the $host plugin" "$(cd "$user" && npm_config_offline=true "$rc" mcp -cwd "$user" "${plugin_cmd[@]}")"
   ok "$host plugin: its server entry, run against the installed package, serves the default catalog"
 done
+# The repository's Claude Code marketplace lists the plugin directory.
+node -e '
+  const m = require(process.argv[1] + "/.claude-plugin/marketplace.json");
+  const p = m.plugins.find((p) => p.name === "fluxgit");
+  if (!p || require(process.argv[1] + "/" + p.source + "/.claude-plugin/plugin.json").name !== "fluxgit") process.exit(1);
+' "$root" || { echo "release: .claude-plugin/marketplace.json does not list packaging/claude-plugin" >&2; exit 1; }
 [ "$(node -p "require('$dist/codex/.codex-plugin/plugin.json').mcpServers")" = "./.mcp.json" ] || { echo "release: the Codex plugin does not point at .mcp.json" >&2; exit 1; }
 
 # Homebrew: syntax and checksums.
