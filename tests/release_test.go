@@ -414,3 +414,48 @@ func TestNPMLauncher(t *testing.T) {
 		})
 	}
 }
+
+// --set-version moves every file that names the version literally, so the
+// literal-version agreement (TestLiteralVersionsAgree) holds after a bump.
+func TestReleaseSetVersion(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("scripts/release.sh needs a POSIX shell")
+	}
+	dir := t.TempDir()
+	files := []string{"scripts/release.sh", "cmd/fluxgit/VERSION", "server.json",
+		"packaging/claude-plugin/.claude-plugin/plugin.json", "packaging/codex/.codex-plugin/plugin.json",
+		"packaging/codex/.mcp.json", "packaging/codex/config.toml"}
+	for _, f := range files {
+		raw, err := os.ReadFile(filepath.Join("..", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeNPMFile(t, filepath.Join(dir, f), string(raw), 0o755)
+	}
+	old := canonicalVersion(t)
+	const next = "7.8.9-rc.1"
+	if out, err := exec.Command(filepath.Join(dir, "scripts/release.sh"), "--set-version", next).CombinedOutput(); err != nil {
+		t.Fatalf("--set-version: %v\n%s", err, out)
+	}
+	for _, c := range []struct{ file, want string }{
+		{"cmd/fluxgit/VERSION", next + "\n"},
+		{"server.json", `"version": "` + next + `"`},
+		{"server.json", `"ghcr.io/fluxgit/fluxgit:` + next + `"`},
+		{"packaging/claude-plugin/.claude-plugin/plugin.json", `"fluxgit@` + next + `"`},
+		{"packaging/claude-plugin/.claude-plugin/plugin.json", `"version": "` + next + `"`},
+		{"packaging/codex/.codex-plugin/plugin.json", `"version": "` + next + `"`},
+		{"packaging/codex/.mcp.json", `"fluxgit@` + next + `"`},
+		{"packaging/codex/config.toml", `"fluxgit@` + next + `"`},
+	} {
+		raw, err := os.ReadFile(filepath.Join(dir, c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(raw), c.want) || strings.Contains(string(raw), `"`+old+`"`) || strings.Contains(string(raw), "@"+old+`"`) {
+			t.Errorf("%s after --set-version %s lacks %s or still names %s:\n%s", c.file, next, c.want, old, raw)
+		}
+	}
+	if out, err := exec.Command(filepath.Join(dir, "scripts/release.sh"), "--set-version", "v1.0").CombinedOutput(); err == nil || !strings.Contains(string(out), "semver without v") {
+		t.Errorf("--set-version v1.0: %v, want a refusal naming semver without v:\n%s", err, out)
+	}
+}
