@@ -296,7 +296,7 @@ ok() { echo "release check: ok: $*" >&2; }
 
 echo "release check: building every artefact of $version into $dist" >&2
 package "$dist"
-go build -o "$tmp/releasecheck" ./scripts/releasecheck
+go build -o "$tmp/releasecheck" ./tests/releasecheck
 rc="$tmp/releasecheck"
 
 # Checksums: every file, listed with its digest.

@@ -168,11 +168,11 @@ func TestReleaseCheck(t *testing.T) {
 	t.Logf("release.sh --check took %s", time.Since(start).Round(time.Second))
 }
 
-// buildReleaseCheck builds scripts/releasecheck, the checks --check runs.
+// buildReleaseCheck builds tests/releasecheck, the checks --check runs.
 func buildReleaseCheck(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "releasecheck")
-	if out, err := exec.Command("go", "build", "-o", bin, "../scripts/releasecheck").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "./releasecheck").CombinedOutput(); err != nil {
 		t.Fatalf("build releasecheck: %v\n%s", err, out)
 	}
 	return bin

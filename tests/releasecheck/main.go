@@ -18,8 +18,8 @@
 //	releasecheck sums DIR
 //	    checks DIR/SHA256SUMS lists every file under DIR with its digest.
 //
-// It is a development tool (package main under scripts/), not part of
-// fluxgit.
+// It is a release tool beside the test helpers (tests/echoprovider, …),
+// not part of fluxgit.
 package main
 
 import (
