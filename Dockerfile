@@ -17,7 +17,9 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-ARG VERSION=0.1.0-dev
+# Empty: the binary reports cmd/fluxgit/VERSION with -dev; a release passes
+# --build-arg VERSION=X.Y.Z (scripts/release.sh names the canonical one).
+ARG VERSION=
 RUN CGO_ENABLED=0 go build -trimpath -buildvcs=false \
       -ldflags "-s -w -buildid= -X main.version=${VERSION}" \
       -o /out/fluxgit ./cmd/fluxgit

@@ -35,10 +35,11 @@ type registryEntry struct {
 }
 
 type registryPackage struct {
-	RegistryType string `json:"registryType"`
-	Identifier   string `json:"identifier"`
-	Version      string `json:"version"`
-	Transport    struct {
+	RegistryType    string `json:"registryType"`
+	RegistryBaseURL string `json:"registryBaseUrl"`
+	Identifier      string `json:"identifier"`
+	Version         string `json:"version"`
+	Transport       struct {
 		Type    string          `json:"type"`
 		URL     string          `json:"url"`
 		Headers []registryInput `json:"headers"`
@@ -187,13 +188,9 @@ func TestRegistryEntryIsPublishable(t *testing.T) {
 
 	// The version is one exact version — the one the source releases as.
 	checkExactVersion(t, "version", e.Version)
-	root, err := os.ReadFile("../cmd/fluxgit/root.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`var version = "([^"]+)-dev"`).FindSubmatch(root)
-	if m == nil || string(m[1]) != e.Version {
-		t.Errorf("server.json version %q is not the version cmd/fluxgit/root.go builds towards (%q)", e.Version, m)
+	canonical := canonicalVersion(t)
+	if e.Version != canonical {
+		t.Errorf("server.json version %q is not cmd/fluxgit/VERSION %q (scripts/release.sh --set-version moves both)", e.Version, canonical)
 	}
 
 	// An OCI package is accepted only when the image carries the entry's
@@ -215,8 +212,12 @@ func TestRegistryEntryIsPublishable(t *testing.T) {
 	for i, p := range e.Packages {
 		where := fmt.Sprintf("packages[%d]", i)
 		transports[p.Transport.Type] = true
+		if p.RegistryType == "npm" {
+			checkNPMPackage(t, where, e, p, string(readme))
+			continue
+		}
 		if p.RegistryType != "oci" {
-			t.Errorf("%s: registryType %q; fluxgit publishes its container image", where, p.RegistryType)
+			t.Errorf("%s: registryType %q; fluxgit publishes its container image and its npm package", where, p.RegistryType)
 			continue
 		}
 		image, tag, ok := strings.Cut(p.Identifier, ":")
@@ -273,6 +274,90 @@ func TestRegistryEntryIsPublishable(t *testing.T) {
 	}
 	if !transports["stdio"] || !transports["streamable-http"] {
 		t.Errorf("transports %v: the entry must offer stdio and streamable-http", transports)
+	}
+}
+
+// canonicalVersion is cmd/fluxgit/VERSION, the one version of the source.
+func canonicalVersion(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile("../cmd/fluxgit/VERSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(raw))
+}
+
+// checkNPMPackage: the npm package is the launcher scripts/release.sh packs
+// (packaging/npm/fluxgit), at the entry's version, on the public registry,
+// run by npx over stdio; the registry accepts it only when its package.json
+// carries the entry's name as mcpName.
+func checkNPMPackage(t *testing.T, where string, e registryEntry, p registryPackage, readme string) {
+	t.Helper()
+	raw, err := os.ReadFile("../packaging/npm/fluxgit/package.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Name    string `json:"name"`
+		MCPName string `json:"mcpName"`
+	}
+	if err := json.Unmarshal(raw, &pkg); err != nil {
+		t.Fatalf("packaging/npm/fluxgit/package.json: %v", err)
+	}
+	if p.Identifier != pkg.Name || p.Version != e.Version {
+		t.Errorf("%s: %s@%s, want %s@%s", where, p.Identifier, p.Version, pkg.Name, e.Version)
+	}
+	if pkg.MCPName != e.Name {
+		t.Errorf("%s: package.json mcpName %q, want the entry's name %q", where, pkg.MCPName, e.Name)
+	}
+	if p.RegistryBaseURL != "https://registry.npmjs.org" || p.RuntimeHint != "npx" || p.Transport.Type != "stdio" {
+		t.Errorf("%s: registryBaseUrl %q runtimeHint %q transport %q, want https://registry.npmjs.org, npx, stdio", where, p.RegistryBaseURL, p.RuntimeHint, p.Transport.Type)
+	}
+	if len(p.PackageArguments)+len(p.RuntimeArguments) != 0 {
+		t.Errorf("%s: `npx fluxgit` serves stdio with no arguments", where)
+	}
+	for _, v := range p.EnvironmentVariables {
+		if !strings.Contains(readme, "`"+v.Name+"`") {
+			t.Errorf("%s: environment variable %s is not documented in README.md", where, v.Name)
+		}
+		if v.Name == "FLUXGIT_TOOLSETS" && v.Default != "" {
+			t.Errorf("%s: FLUXGIT_TOOLSETS default %q; unset is the cheapest catalog (core)", where, v.Default)
+		}
+	}
+}
+
+// Every file that names the version literally (a host reads it from the
+// repository, not from a release) names cmd/fluxgit/VERSION, and no plugin
+// file carries a secret.
+func TestLiteralVersionsAgree(t *testing.T) {
+	v := canonicalVersion(t)
+	for _, tc := range []struct{ file, want string }{
+		{"../packaging/claude-plugin/.claude-plugin/plugin.json", `"version": "` + v + `"`},
+		{"../packaging/claude-plugin/.claude-plugin/plugin.json", `"fluxgit@` + v + `"`},
+		{"../packaging/codex/.codex-plugin/plugin.json", `"version": "` + v + `"`},
+		{"../packaging/codex/.mcp.json", `"fluxgit@` + v + `"`},
+		{"../packaging/codex/config.toml", `"fluxgit@` + v + `"`},
+		{"../server.json", `"ghcr.io/fluxgit/fluxgit:` + v + `"`},
+	} {
+		raw, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(raw), tc.want) {
+			t.Errorf("%s lacks %s (cmd/fluxgit/VERSION is %s; scripts/release.sh --set-version moves every file)", tc.file, tc.want, v)
+		}
+		for _, secret := range []string{"SHIFT_DATABASE_URL", "SIGN_KEY", "SECRET", "TOKEN"} {
+			if strings.Contains(string(raw), secret) && !strings.HasSuffix(tc.file, "server.json") {
+				t.Errorf("%s names %s: plugin files never carry secrets", tc.file, secret)
+			}
+		}
+	}
+	dockerfile, err := os.ReadFile("../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if regexp.MustCompile(`(?m)^ARG VERSION=.+`).Match(dockerfile) {
+		t.Error("the Dockerfile names a version; leave ARG VERSION empty so the image reports cmd/fluxgit/VERSION")
 	}
 }
 

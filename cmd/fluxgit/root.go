@@ -3,26 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime/debug"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 )
-
-// version is set at link time for releases (scripts/release.sh passes
-// -ldflags "-X main.version=…"); a stamped version is printed as given.
-var version = "0.1.0-dev"
-
-func buildVersion() string {
-	if info, ok := debug.ReadBuildInfo(); ok && version == "0.1.0-dev" {
-		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return version + "+" + s.Value[:12]
-			}
-		}
-	}
-	return version
-}
 
 // globalOptions are flags every command shares.
 type globalOptions struct {
