@@ -110,6 +110,7 @@ type limitWriter struct {
 	n int
 }
 
+// Write keeps b while the budget lasts.
 func (l *limitWriter) Write(b []byte) (int, error) {
 	if len(b) > l.n {
 		return 0, errors.New("merge-tree output exceeds its budget")

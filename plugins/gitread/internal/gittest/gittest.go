@@ -30,6 +30,8 @@ func ReferenceShape(t testing.TB) { t.Setenv(resultshape.Env, "reference") }
 // AuthorTime is the fixed author date of every test commit.
 const AuthorTime = 1700000000
 
+// GitEnv is the environment of every test git command: no GIT_* from
+// outside, fixed names and dates, no system or global configuration.
 func GitEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -59,6 +61,7 @@ func Git(t testing.TB, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// TempDir is t.TempDir with symlinks resolved, the form git reports.
 func TempDir(t testing.TB) string {
 	t.Helper()
 	d, err := filepath.EvalSymlinks(t.TempDir())
@@ -86,6 +89,7 @@ func NewRepo(t testing.TB) string {
 	return dir
 }
 
+// Write writes content to dir/name, making the directories it needs.
 func Write(t testing.TB, dir, name, content string) {
 	t.Helper()
 	p := filepath.Join(dir, name)
@@ -97,6 +101,8 @@ func Write(t testing.TB, dir, name, content string) {
 	}
 }
 
+// CommitAll stages everything and commits it with msg; it returns the
+// new HEAD.
 func CommitAll(t testing.TB, dir, msg string) string {
 	t.Helper()
 	Git(t, dir, "add", "-A")
@@ -221,6 +227,8 @@ func Snapshot(t testing.TB, dir string) map[string]string {
 	return snap
 }
 
+// DiffSnapshots lists the paths changed, removed or added between two
+// Snapshots, sorted.
 func DiffSnapshots(before, after map[string]string) []string {
 	var out []string
 	for k, v := range before {
@@ -237,6 +245,7 @@ func DiffSnapshots(before, after map[string]string) []string {
 	return out
 }
 
+// Ptr returns a pointer to s.
 func Ptr(s string) *string { return &s }
 
 // ExecGit prepares a git command for setup steps that are allowed to fail.
