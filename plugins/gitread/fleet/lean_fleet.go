@@ -19,9 +19,9 @@ import (
 	"github.com/fluxgit/fluxgit/internal/pathwithin"
 )
 
-// fxCommonRoot is the deepest directory containing every path; rel names
+// commonRoot is the deepest directory containing every path; rel names
 // each path relative to it ("." for the root itself).
-func fxCommonRoot(paths []string) (root string, rel []string) {
+func commonRoot(paths []string) (root string, rel []string) {
 	if len(paths) == 0 {
 		return "", nil
 	}
@@ -92,7 +92,7 @@ func leanRadar(d *radarData) *leanRadarData {
 	for i, e := range d.Entries {
 		paths[i] = e.RepoPath
 	}
-	root, rel := fxCommonRoot(paths)
+	root, rel := commonRoot(paths)
 	name := map[string]string{}
 	for i, p := range paths {
 		name[p] = rel[i]
@@ -160,7 +160,7 @@ func leanDigest(d *digestData, short map[string]string) *leanDigestData {
 	for i, r := range d.Repos {
 		paths[i] = r.RepoPath
 	}
-	root, rel := fxCommonRoot(paths)
+	root, rel := commonRoot(paths)
 	name := map[string]string{}
 	for i, p := range paths {
 		name[p] = rel[i]

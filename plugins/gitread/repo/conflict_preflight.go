@@ -90,7 +90,7 @@ func (p *Provider) conflictPreflight(ctx context.Context, call *sdk.Call) (any, 
 		CurrentRef: a.CurrentRef, TargetRef: a.TargetRef, CurrentOID: cur, TargetOID: tgt,
 		ConflictingPaths: []string{}, ReadOnly: true, ApprovalRequiredForMerge: true,
 	}
-	base, err := p.fxMergeBase(ctx, r, cur, tgt)
+	base, err := p.mergeBase(ctx, r, cur, tgt)
 	if err != nil {
 		return nil, err
 	}
@@ -126,9 +126,9 @@ func (p *Provider) conflictPreflight(ctx context.Context, call *sdk.Call) (any, 
 	return d, nil
 }
 
-// fxMergeBase returns the best common ancestor of two commit ids, or "" when
+// mergeBase returns the best common ancestor of two commit ids, or "" when
 // they share no history (merge-base exits 1).
-func (p *Provider) fxMergeBase(ctx context.Context, r *Repo, a, b string) (string, error) {
+func (p *Provider) mergeBase(ctx context.Context, r *Repo, a, b string) (string, error) {
 	args := []string{"merge-base", a, b}
 	out, err := p.runner.Run(ctx, r.dir, args...)
 	if err != nil {

@@ -17,15 +17,15 @@ type LatestRestorePointData struct {
 }
 
 func fluxLatestRestorePoint(p *repo.Provider, ctx context.Context, call *sdk.Call) (any, error) {
-	c, err := fxFluxOpen(p, ctx, call)
+	c, err := openRestore(p, ctx, call)
 	if err != nil {
 		return nil, err
 	}
-	rps, err := fxRestorePoints(p, ctx, c)
+	rps, err := readRestorePoints(p, ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	d := &LatestRestorePointData{RestorePoints: rps, RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
+	d := &LatestRestorePointData{RestorePoints: rps, RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: restoreApprovalMessage}
 	if len(rps) > 0 {
 		d.LatestRestorePoint = &rps[0]
 	}

@@ -27,15 +27,15 @@ type restorePointDetailsData struct {
 // answered with a null restore point that hides a record the repository
 // has.
 func fluxRestorePointDetails(p *repo.Provider, ctx context.Context, call *sdk.Call) (any, error) {
-	c, err := fxFluxOpen(p, ctx, call)
+	c, err := openRestore(p, ctx, call)
 	if err != nil {
 		return nil, err
 	}
-	rps, err := fxRestorePoints(p, ctx, c)
+	rps, err := readRestorePoints(p, ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	d := &restorePointDetailsData{RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
+	d := &restorePointDetailsData{RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: restoreApprovalMessage}
 	if len(rps) == 0 {
 		return d, nil
 	}

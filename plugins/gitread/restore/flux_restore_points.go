@@ -17,7 +17,7 @@ type restorePointsData struct {
 }
 
 func fluxRestorePoints(p *repo.Provider, ctx context.Context, call *sdk.Call) (any, error) {
-	c, err := fxFluxOpen(p, ctx, call)
+	c, err := openRestore(p, ctx, call)
 	if err != nil {
 		return nil, err
 	}
@@ -25,11 +25,11 @@ func fluxRestorePoints(p *repo.Provider, ctx context.Context, call *sdk.Call) (a
 	if err != nil {
 		return nil, err
 	}
-	rps, err := fxRestorePoints(p, ctx, c)
+	rps, err := readRestorePoints(p, ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	d := &restorePointsData{RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
+	d := &restorePointsData{RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: restoreApprovalMessage}
 	if len(rps) > int(limit) {
 		rps, d.Truncated = rps[:limit], true
 	}

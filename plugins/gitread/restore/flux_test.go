@@ -46,7 +46,7 @@ func TestFluxGitToolsGated(t *testing.T) {
 				if res.Error == nil || res.Error.Code != 10001 || res.Source != "" {
 					t.Fatalf("%s: want 10001, got %+v", tool, res)
 				}
-				var d fxGatewayError
+				var d gatewayError
 				_ = json.Unmarshal(res.Error.Data, &d)
 				if d.Tool != tool || d.Tier != "fluxgit" || d.GatewayConfigured || d.LearnMore != "https://fluxgit.com/features/mcp-agent-git/" || len(d.FreeShellAlternative) == 0 || d.UpgradeHint == "" {
 					t.Fatalf("%s: %+v", tool, d)

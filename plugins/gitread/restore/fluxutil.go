@@ -35,7 +35,7 @@ const (
 )
 
 const (
-	fxApprovalMessage = "Restoring, undoing or redoing changes history; it needs a write proposal a person approves."
+	restoreApprovalMessage = "Restoring, undoing or redoing changes history; it needs a write proposal a person approves."
 )
 
 // upgradeHint is the 10001 hint: how the person starts fluxgit's own
@@ -43,8 +43,8 @@ const (
 // FluxGit app as the alternative. Short: the model pays for every token.
 const upgradeHint = "Ask the user to run `fluxgit gateway` in a terminal and set FLUXGIT_MCP_HANDSHAKE_ADDR in this MCP server's environment to the address it prints (or FLUXGIT_GATEWAY_ADDR to the FluxGit app's address), then call the tool again."
 
-// fxGatewayError is the 10001 payload.
-type fxGatewayError struct {
+// gatewayError is the 10001 payload.
+type gatewayError struct {
 	Tool                 string   `json:"tool"`
 	Tier                 string   `json:"tier"`
 	GatewayConfigured    bool     `json:"gatewayConfigured"`
@@ -60,7 +60,7 @@ func fluxGit(fn func(p *repo.Provider, ctx context.Context, call *sdk.Call) (any
 	return func(p *repo.Provider, ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
 		name := call.Tool
 		if _, ok := fluxbridge.FromEnv(); !ok {
-			return sdk.Fail("", codeGatewayNotConfigured, messageGatewayNotConfigured, fxGatewayError{
+			return sdk.Fail("", codeGatewayNotConfigured, messageGatewayNotConfigured, gatewayError{
 				Tool: name, Tier: "fluxgit", GatewayConfigured: false,
 				Reason:      name + " needs an approval gateway (`fluxgit gateway` or the FluxGit app): no valid gateway address is set (" + strings.Join(fluxbridge.Variables, ", ") + ").",
 				UpgradeHint: upgradeHint,
@@ -75,7 +75,7 @@ func fluxGit(fn func(p *repo.Provider, ctx context.Context, call *sdk.Call) (any
 	}
 }
 
-type fxFluxArgs struct {
+type fluxArgs struct {
 	RepoPath             string       `json:"repoPath"`
 	RepoID               string       `json:"repoId"`
 	RunDir               string       `json:"runDir"`
@@ -117,16 +117,16 @@ type RestorePointMetadata struct {
 	CurrentHead      *string         `json:"currentHead"`
 }
 
-// fxRestoreContext is what every FluxGit-local tool needs.
-type fxRestoreContext struct {
+// restoreContext is what every FluxGit-local tool needs.
+type restoreContext struct {
 	r      *repo.Repo
-	args   fxFluxArgs
+	args   fluxArgs
 	runDir string
 	repoID string
 }
 
-func fxFluxOpen(p *repo.Provider, ctx context.Context, call *sdk.Call) (*fxRestoreContext, error) {
-	var a fxFluxArgs
+func openRestore(p *repo.Provider, ctx context.Context, call *sdk.Call) (*restoreContext, error) {
+	var a fluxArgs
 	if err := repo.Decode(call, &a); err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func fxFluxOpen(p *repo.Provider, ctx context.Context, call *sdk.Call) (*fxResto
 	if err != nil {
 		return nil, err
 	}
-	c := &fxRestoreContext{r: r, args: a, runDir: runDir, repoID: strings.TrimSpace(a.RepoID)}
+	c := &restoreContext{r: r, args: a, runDir: runDir, repoID: strings.TrimSpace(a.RepoID)}
 	if c.repoID == "" {
 		c.repoID = repo.RegistryID(runDir, r.Dir())
 	}
@@ -149,7 +149,7 @@ func fxFluxOpen(p *repo.Provider, ctx context.Context, call *sdk.Call) (*fxResto
 }
 
 // restorePoints returns the repository's restore points (zero or one).
-func fxRestorePoints(p *repo.Provider, ctx context.Context, c *fxRestoreContext) ([]RestorePoint, error) {
+func readRestorePoints(p *repo.Provider, ctx context.Context, c *restoreContext) ([]RestorePoint, error) {
 	if c.repoID == "" || c.runDir == "" {
 		return []RestorePoint{}, nil
 	}
@@ -215,7 +215,7 @@ func fxRestorePoints(p *repo.Provider, ctx context.Context, c *fxRestoreContext)
 		RepoID: c.repoID, Before: rec.BeforeCommit, After: rec.AfterCommit, Operation: op,
 		CanUndo:          !rec.Undone && branchMatches && eq(head, rec.AfterCommit),
 		CanRedo:          rec.Undone && branchMatches && eq(head, rec.BeforeCommit),
-		ApprovalRequired: true, ApprovalMessage: fxApprovalMessage,
+		ApprovalRequired: true, ApprovalMessage: restoreApprovalMessage,
 		Metadata: RestorePointMetadata{
 			CheckpointPath: path, CreatedAt: rec.CreatedAt.Raw(), BranchRef: rec.BranchRef, Undone: rec.Undone,
 			BeforeRef: rec.BeforeRef, AfterRef: rec.AfterRef, UpstreamRef: rec.UpstreamRef, ResetMode: rec.ResetMode,
@@ -254,8 +254,8 @@ type timelineEvent struct {
 	NetworkFetchPerformed bool             `json:"networkFetchPerformed"`
 }
 
-// fxTimeline builds the event list of safety.timeline.
-func fxTimeline(p *repo.Provider, ctx context.Context, c *fxRestoreContext) ([]timelineEvent, bool, error) {
+// readTimeline builds the event list of safety.timeline.
+func readTimeline(p *repo.Provider, ctx context.Context, c *restoreContext) ([]timelineEvent, bool, error) {
 	limit, err := repo.IntArg("limit", c.args.Limit, 50, 1, 200)
 	if err != nil {
 		return nil, false, err
@@ -270,7 +270,7 @@ func fxTimeline(p *repo.Provider, ctx context.Context, c *fxRestoreContext) ([]t
 		return timelineAction{Action: "copyRedactedSummary", Description: summary}
 	}
 	if c.args.IncludeRestorePoints == nil || *c.args.IncludeRestorePoints {
-		rps, err := fxRestorePoints(p, ctx, c)
+		rps, err := readRestorePoints(p, ctx, c)
 		if err != nil {
 			return nil, false, err
 		}
@@ -304,7 +304,7 @@ func fxTimeline(p *repo.Provider, ctx context.Context, c *fxRestoreContext) ([]t
 		}
 		entries, err := repo.ReadReflogTail(filepath.Join(gitDir, "logs", "HEAD"))
 		if err != nil {
-			return nil, false, repo.Failure(gitexec.Command(c.r.Dir(), "reflog", "show", "HEAD"), "cannot read the HEAD reflog: "+fxCleanErr(err).Error())
+			return nil, false, repo.Failure(gitexec.Command(c.r.Dir(), "reflog", "show", "HEAD"), "cannot read the HEAD reflog: "+cleanErr(err).Error())
 		}
 		for n := 0; n < int(reflogLimit) && n < len(entries); n++ {
 			e := entries[len(entries)-1-n]
@@ -348,9 +348,9 @@ func fxTimeline(p *repo.Provider, ctx context.Context, c *fxRestoreContext) ([]t
 	return events, truncated, nil
 }
 
-// fxCleanErr keeps "does not exist" recognisable and drops the path an
+// cleanErr keeps "does not exist" recognisable and drops the path an
 // *fs.PathError carries.
-func fxCleanErr(err error) error {
+func cleanErr(err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return os.ErrNotExist

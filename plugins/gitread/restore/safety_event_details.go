@@ -17,15 +17,15 @@ type eventDetailsData struct {
 }
 
 func safetyEventDetails(p *repo.Provider, ctx context.Context, call *sdk.Call) (any, error) {
-	c, err := fxFluxOpen(p, ctx, call)
+	c, err := openRestore(p, ctx, call)
 	if err != nil {
 		return nil, err
 	}
-	evs, _, err := fxTimeline(p, ctx, c)
+	evs, _, err := readTimeline(p, ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	d := &eventDetailsData{ReadOnly: true, ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
+	d := &eventDetailsData{ReadOnly: true, ApprovalRequired: true, ApprovalMessage: restoreApprovalMessage}
 	for i := range evs {
 		if c.args.EventID == "" || evs[i].ID == c.args.EventID {
 			d.Event, d.EventFound = &evs[i], true

@@ -19,14 +19,14 @@ type timelineData struct {
 }
 
 func safetyTimeline(p *repo.Provider, ctx context.Context, call *sdk.Call) (any, error) {
-	c, err := fxFluxOpen(p, ctx, call)
+	c, err := openRestore(p, ctx, call)
 	if err != nil {
 		return nil, err
 	}
-	evs, truncated, err := fxTimeline(p, ctx, c)
+	evs, truncated, err := readTimeline(p, ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	return &timelineData{Events: evs, EventCount: len(evs), Truncated: truncated, ReadOnly: true,
-		ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}, nil
+		ApprovalRequired: true, ApprovalMessage: restoreApprovalMessage}, nil
 }
