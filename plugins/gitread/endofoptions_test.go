@@ -28,12 +28,11 @@ func TestCallerValuesFollowEndOfOptions(t *testing.T) {
 
 	var mu sync.Mutex
 	var argvs [][]string
-	p := New()
-	p.runner = &gitexec.Runner{Observe: func(_ string, args []string) {
+	p := withRunner(&gitexec.Runner{Observe: func(_ string, args []string) {
 		mu.Lock()
 		argvs = append(argvs, args)
 		mu.Unlock()
-	}}
+	}})
 	calls := []struct {
 		tool string
 		args map[string]any
