@@ -454,3 +454,40 @@ func (e *Executor) checkWorkTree(ctx context.Context, b Binding, req operation.B
 	}
 	return fmt.Errorf("not executed, nothing changed: %s changed after the card was shown (changed: %s; tree %s, the card showed %s); propose it again so the person sees what is lost", what, changed, short(now), short(b.WorkTree))
 }
+
+// briefNames bounds the file names a Brief section carries.
+const briefNames = 5
+
+// Brief is the bounded summary of a review that the agent's
+// operation.status carries: counts and names, never diffs (an agent pays
+// for every token; the person's card has the rest).
+type Brief struct {
+	Summary  string         `json:"summary"`
+	Sections []SectionBrief `json:"sections,omitempty"`
+}
+
+// SectionBrief is one section of a Brief: its kind, its counts, and the
+// first few file paths.
+type SectionBrief struct {
+	Kind    string   `json:"kind"`
+	Commits int      `json:"commits,omitempty"`
+	Files   int      `json:"files,omitempty"`
+	Names   []string `json:"names,omitempty"`
+}
+
+// Brief returns r's bounded summary for the agent.
+func (r Review) Brief() Brief {
+	b := Brief{Summary: r.Summary}
+	for _, s := range r.Sections {
+		sb := SectionBrief{Kind: s.Kind, Commits: s.CommitsTotal, Files: s.FilesTotal}
+		for i, f := range s.Files {
+			if i == briefNames {
+				break
+			}
+			n, _ := cut(f.Path, 200)
+			sb.Names = append(sb.Names, n)
+		}
+		b.Sections = append(b.Sections, sb)
+	}
+	return b
+}
