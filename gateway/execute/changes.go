@@ -25,7 +25,7 @@ const (
 	ReviewMaxCommits      = 20
 	ReviewMaxFiles        = 50
 	ReviewInlineFileBytes = 8 << 10
-	ReviewInlineBytes     = 64 << 10
+	ReviewInlineBytes     = 32 << 10
 	FileDiffMax           = 1 << 20
 )
 
@@ -166,10 +166,11 @@ func (e *Executor) files(ctx context.Context, repo, title, kind, from, to string
 	s.FilesTotal = len(all)
 	s.Files = all[:min(len(all), ReviewMaxFiles)]
 	if bud.left > 0 && len(s.Files) > 0 {
-		// One git process for every listed file's diff; when the whole diff
+		// One git process for every listed file's diff (the writer makes
+		// pathspecs literal, so a file named "*" is that file); when the whole diff
 		// is over the runner's cap the files are fetched one by one on
 		// demand instead.
-		out, err := e.git.Run(ctx, repo, append(append(base, "-p", "--full-index", from, to, "--"), literal(paths(s.Files))...)...)
+		out, err := e.git.Run(ctx, repo, append(append(base, "-p", "--full-index", from, to, "--"), paths(s.Files)...)...)
 		if err == nil {
 			chunks := splitDiff(string(out))
 			for i := range s.Files {
@@ -188,15 +189,6 @@ func paths(fs []FileChange) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
 		out[i] = f.Path
-	}
-	return out
-}
-
-// literal makes paths literal pathspecs, so a file named "*" is that file.
-func literal(ps []string) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = ":(literal)" + p
 	}
 	return out
 }
@@ -252,7 +244,7 @@ func (e *Executor) FileDiff(ctx context.Context, repo, from, to, path string) (s
 	if path == "" || strings.ContainsRune(path, 0) {
 		return "", false, bindErr("name the file whose diff to show")
 	}
-	out, err := e.git.Run(ctx, repo, "diff-tree", "-r", "--no-renames", "--no-commit-id", "-p", "--full-index", from, to, "--", ":(literal)"+path)
+	out, err := e.git.Run(ctx, repo, "diff-tree", "-r", "--no-renames", "--no-commit-id", "-p", "--full-index", from, to, "--", path) // the writer makes every pathspec literal
 	if errors.Is(err, gitexec.ErrOutputLimit) {
 		return "", false, bindErr("the diff of %s is larger than the runner's %d-byte cap; read it with git diff %s %s -- %s", path, gitexec.MaxStdout, short(from), short(to), path)
 	}
