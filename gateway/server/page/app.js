@@ -437,7 +437,8 @@
         kv('Merge', (b.sourceRef || '?') + ' into ' + (b.targetRef || '?'), true);
         kv('Strategy', b.strategy);
         d.appendChild(dl);
-        add(d, mergeSummary(review.merge));
+        // The commits and files are in the review's sections (changesView).
+        if (!(review.sections && review.sections.length)) add(d, mergeSummary(review.merge));
         return;
       case 'rebase':
         kv('Rebase', (b.currentRef || 'HEAD') + ' onto ' + (b.ontoRef || '?'), true);
