@@ -185,6 +185,18 @@ func (e *Executor) Bind(ctx context.Context, op string, body json.RawMessage) (B
 				break
 			}
 		}
+		if err == nil {
+			// A first step that throws work away sees the work tree as
+			// the card shows it, so it is bound like the operation alone;
+			// later steps see what earlier ones left.
+			if paths, ok := workTreeStep(req.Steps[0].Body); ok {
+				if t, werr := e.workTree(ctx, b, paths); werr == nil {
+					b.WorkTree = t
+				} else if paths != nil {
+					err = werr
+				}
+			}
+		}
 	case *operation.Worktree:
 		full, ok := localBranch(req.Branch)
 		if !ok {

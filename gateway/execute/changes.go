@@ -430,7 +430,14 @@ func (e *Executor) checkWorkTree(ctx context.Context, b Binding, req operation.B
 	}
 	var discard []string
 	what := "the uncommitted changes a hard reset loses"
-	if d, ok := req.(*operation.Discard); ok {
+	body := any(req)
+	if p, ok := req.(*operation.Plan); ok && len(p.Steps) > 0 {
+		body = p.Steps[0].Body
+	}
+	switch d := body.(type) {
+	case *operation.Discard:
+		discard, what = d.Paths, "the changes to discard"
+	case *operation.DiscardStep:
 		discard, what = d.Paths, "the changes to discard"
 	}
 	now, err := e.workTree(ctx, b, discard)
@@ -482,4 +489,16 @@ func (r Review) Brief() Brief {
 		b.Sections = append(b.Sections, sb)
 	}
 	return b
+}
+
+// workTreeStep reports whether a plan's first step throws work-tree
+// changes away: a discard (its paths) or a hard reset (nil paths).
+func workTreeStep(s any) ([]string, bool) {
+	switch r := s.(type) {
+	case *operation.DiscardStep:
+		return r.Paths, true
+	case *operation.ResetStep:
+		return nil, r.Mode == "hard"
+	}
+	return nil, false
 }

@@ -284,8 +284,10 @@ func (e *Executor) changes(ctx context.Context, req operation.Body, b Binding, r
 	}
 	add := func(s ...Section) { rv.Sections = append(rv.Sections, s...) }
 	fact := func(label, value string) { rv.Facts = append(rv.Facts, Fact{Label: label, Value: value}) }
-	var step func(s any, prefix string)
-	step = func(s any, prefix string) {
+	// first is true for the operation itself and a plan's first step:
+	// only they see the work tree bound in b.WorkTree.
+	var step func(s any, prefix string, first bool)
+	step = func(s any, prefix string, first bool) {
 		switch r := s.(type) {
 		case *operation.MergeStep:
 			target, ok := localBranch(r.TargetRef)
@@ -346,11 +348,11 @@ func (e *Executor) changes(ctx context.Context, req operation.Body, b Binding, r
 			}
 			switch mode {
 			case "hard":
-				if b.WorkTree == "" && prefix == "" {
+				if b.WorkTree == "" && first {
 					fact("Uncommitted changes", "cannot be listed (the index has unresolved conflicts?); they are kept in a safety stash entry")
 				}
-				if b.WorkTree != "" && prefix == "" {
-					lost := e.files(ctx, repo, "Uncommitted changes lost from the work tree", "lost", b.Head, b.WorkTree, bud)
+				if b.WorkTree != "" && first {
+					lost := e.files(ctx, repo, prefix+"Uncommitted changes lost from the work tree", "lost", b.Head, b.WorkTree, bud)
 					lost.Note = "kept in a safety stash entry; untracked files are not touched"
 					add(lost)
 				}
@@ -364,8 +366,8 @@ func (e *Executor) changes(ctx context.Context, req operation.Body, b Binding, r
 				add(kept)
 			}
 		case *operation.DiscardStep:
-			if b.WorkTree != "" && prefix == "" {
-				d := e.files(ctx, repo, "Changes thrown away", "discarded", b.Head, b.WorkTree, bud)
+			if b.WorkTree != "" && first {
+				d := e.files(ctx, repo, prefix+"Changes thrown away", "discarded", b.Head, b.WorkTree, bud)
 				d.Note = "moved into a safety stash entry first"
 				add(d)
 			}
@@ -378,7 +380,7 @@ func (e *Executor) changes(ctx context.Context, req operation.Body, b Binding, r
 	}
 	switch r := req.(type) {
 	case *operation.Merge, *operation.Rebase, *operation.Reset, *operation.Discard, *operation.Patch:
-		step(operation.AsStep(r), "")
+		step(operation.AsStep(r), "", true)
 		if p, ok := r.(*operation.Patch); ok {
 			where := "the work tree"
 			if p.ApplyToIndex {
@@ -388,7 +390,7 @@ func (e *Executor) changes(ctx context.Context, req operation.Body, b Binding, r
 		}
 	case *operation.Plan:
 		for i := range r.Steps {
-			step(r.Steps[i].Body, fmt.Sprintf("Step %d (%s): ", i+1, r.Steps[i].OperationType))
+			step(r.Steps[i].Body, fmt.Sprintf("Step %d (%s): ", i+1, r.Steps[i].OperationType), i == 0)
 		}
 		if len(r.Steps) > 1 {
 			fact("Note", "each step is shown against the repository as it is now; earlier steps change what later ones see")
