@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"image"
 	"image/color/palette"
 	"image/draw"
@@ -34,36 +35,47 @@ func TestGatewayCardShowsTheChangeInBrowser(t *testing.T) {
 		// inline).
 		want []string
 		diff string
+		// expand: the diff line lies beyond the inline part, so the
+		// test asks the gateway for the whole diff (shot: no picture).
+		expand bool
 	}{
 		{"commit", "commit", func(t *testing.T, repo string) map[string]any {
 			writeFile(t, filepath.Join(repo, "README.md"), "# shop\nA line the commit adds.\n")
 			return map[string]any{"message": "docs: readme", "paths": []any{"README.md"}}
-		}, []string{"Target branch", "main at", "The change committed", "README.md"}, "+A line the commit adds."},
+		}, []string{"Target branch", "main at", "The change committed", "README.md"}, "+A line the commit adds.", false},
+		{"commit-large", "commit", func(t *testing.T, repo string) map[string]any {
+			var big strings.Builder
+			for i := 0; i < 2000; i++ {
+				fmt.Fprintf(&big, "line %d of a large file\n", i)
+			}
+			writeFile(t, filepath.Join(repo, "big.txt"), big.String())
+			return map[string]any{"message": "add a large file", "paths": []any{"big.txt"}}
+		}, []string{"The change committed — 1 file, +2000 −0", "big.txt"}, "+line 1999 of a large file", true},
 		{"merge", "merge", func(t *testing.T, repo string) map[string]any {
 			return map[string]any{"sourceRef": "feature", "targetRef": "main", "strategy": "merge"}
-		}, []string{"Commits coming in — 1 commit", "feat: cart", "Files changed by the merge", "cart.go"}, "+package shop"},
+		}, []string{"Commits coming in — 1 commit", "feat: cart", "Files changed by the merge", "cart.go"}, "+package shop", false},
 		{"squash", "merge", func(t *testing.T, repo string) map[string]any {
 			return map[string]any{"sourceRef": "feature", "targetRef": "main", "strategy": "squash"}
-		}, []string{"squash: the commits below become one new commit on main", "feat: cart"}, "+package shop"},
+		}, []string{"squash: the commits below become one new commit on main", "feat: cart"}, "+package shop", false},
 		{"rebase", "rebase", func(t *testing.T, repo string) map[string]any {
 			return map[string]any{"currentRef": "feature", "ontoRef": "main", "interactive": false}
-		}, []string{"Onto", "docs: notes", "Commits replayed — 1 commit", "feat: cart"}, ""},
+		}, []string{"Onto", "docs: notes", "Commits replayed — 1 commit", "feat: cart"}, "", false},
 		{"reset-hard", "reset", func(t *testing.T, repo string) map[string]any {
 			writeFile(t, filepath.Join(repo, "README.md"), "# shop\nAn uncommitted line.\n")
 			return map[string]any{"targetRef": "HEAD~1", "mode": "hard"}
-		}, []string{"Commits that leave the branch — 1 commit", "docs: notes", "Uncommitted changes lost from the work tree", "README.md"}, "+An uncommitted line."},
+		}, []string{"Commits that leave the branch — 1 commit", "docs: notes", "Uncommitted changes lost from the work tree", "README.md"}, "+An uncommitted line.", false},
 		{"discard", "discard", func(t *testing.T, repo string) map[string]any {
 			writeFile(t, filepath.Join(repo, "NOTES.md"), "notes\nA line the discard throws away.\n")
 			return map[string]any{"paths": []any{"NOTES.md"}}
-		}, []string{"Changes thrown away — 1 file", "NOTES.md"}, "+A line the discard throws away."},
+		}, []string{"Changes thrown away — 1 file", "NOTES.md"}, "+A line the discard throws away.", false},
 		{"patch", "patch", func(t *testing.T, repo string) map[string]any {
 			return map[string]any{"patchContent": "diff --git a/README.md b/README.md\n--- a/README.md\n+++ b/README.md\n@@ -1 +1,2 @@\n # shop\n+A patched line.\n"}
-		}, []string{"The patch applied — 1 file", "README.md", "Applied to"}, "+A patched line."},
+		}, []string{"The patch applied — 1 file", "README.md", "Applied to"}, "+A patched line.", false},
 		{"plan", "plan", func(t *testing.T, repo string) map[string]any {
 			return map[string]any{"steps": []any{
 				map[string]any{"operationType": "rebase", "currentRef": "feature", "ontoRef": "main", "interactive": false},
 				map[string]any{"operationType": "merge", "sourceRef": "feature", "targetRef": "main", "strategy": "merge"}}}
-		}, []string{"Step 1 (rebase): Commits replayed", "Step 2 (merge): Commits coming in", "feat: cart"}, ""},
+		}, []string{"Step 1 (rebase): Commits replayed", "Step 2 (merge): Commits coming in", "feat: cart"}, "", false},
 		{"push-force", "push", func(t *testing.T, repo string) map[string]any {
 			bare := filepath.Join(canonicalTempDir(t), "remote.git")
 			git(t, repo, "init", "-q", "--bare", bare)
@@ -75,10 +87,10 @@ func TestGatewayCardShowsTheChangeInBrowser(t *testing.T) {
 			writeFile(t, filepath.Join(repo, "NOTES.md"), "notes\nlocal\n")
 			git(t, repo, "commit", "-q", "-am", "the rewritten commit")
 			return map[string]any{"remote": "origin", "branch": "main", "forceWithLease": true}
-		}, []string{"Commits sent — 1 commit", "the rewritten commit", "Remote commits overwritten — 1 commit", "a commit only the remote keeps", "last updated here", "nothing was fetched"}, ""},
+		}, []string{"Commits sent — 1 commit", "the rewritten commit", "Remote commits overwritten — 1 commit", "a commit only the remote keeps", "last updated here", "nothing was fetched"}, "", false},
 		{"branch", "branch", func(t *testing.T, repo string) map[string]any {
 			return map[string]any{"name": "topic", "startPoint": "feature", "checkout": false}
-		}, []string{"Points at", "feature = ", "feat: cart", "starts 1 commit(s) ahead of it"}, ""},
+		}, []string{"Points at", "feature = ", "feat: cart", "starts 1 commit(s) ahead of it"}, "", false},
 		{"branchDelete", "branchDelete", func(t *testing.T, repo string) map[string]any {
 			bare := filepath.Join(canonicalTempDir(t), "remote.git")
 			git(t, repo, "init", "-q", "--bare", bare)
@@ -86,10 +98,10 @@ func TestGatewayCardShowsTheChangeInBrowser(t *testing.T) {
 			git(t, repo, "push", "-q", "-u", "origin", "feature")
 			git(t, repo, "branch", "done")
 			return map[string]any{"targets": []any{map[string]any{"repoPath": repo, "branches": []any{"done", "feature"}}}}
-		}, []string{"deleted: fully merged into main", "kept: it has 1 commit(s) that are not in main", "being pushed to its upstream does not count as merged"}, ""},
+		}, []string{"deleted: fully merged into main", "kept: it has 1 commit(s) that are not in main", "being pushed to its upstream does not count as merged"}, "", false},
 		{"worktree", "worktree", func(t *testing.T, repo string) map[string]any {
 			return map[string]any{"branch": "review"}
-		}, []string{"Real path", "shop.worktrees/review", "review (new) at HEAD"}, ""},
+		}, []string{"Real path", "shop.worktrees/review", "review (new) at HEAD"}, "", false},
 		{"submodulePointer", "submodulePointer", func(t *testing.T, repo string) map[string]any {
 			lib := e2eRepo(t)
 			git(t, repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib")
@@ -99,7 +111,7 @@ func TestGatewayCardShowsTheChangeInBrowser(t *testing.T) {
 			git(t, sub, "add", "LIB.md")
 			git(t, sub, "commit", "-q", "-m", "lib: a new commit")
 			return map[string]any{"relativePath": "lib", "direction": "record", "message": "bump lib"}
-		}, []string{"Recorded pointer", " → ", "Log between (new commits) — 1 commit", "lib: a new commit"}, ""},
+		}, []string{"Recorded pointer", " → ", "Log between (new commits) — 1 commit", "lib: a new commit"}, "", false},
 	}
 	ops := map[string]bool{}
 	for _, tc := range cases {
@@ -119,12 +131,19 @@ func TestGatewayCardShowsTheChangeInBrowser(t *testing.T) {
 			if tc.diff != "" {
 				file := c.Find("details.file summary")
 				file.Click()
-				if btn := b.FindAll(card(id) + " details.file[open] button.load-diff"); len(btn) > 0 && len(b.FindAll(card(id)+" details.file[open] pre.diff")) == 0 {
+				btn := b.FindAll(card(id) + " details.file[open] button.load-diff")
+				if tc.expand != (len(btn) > 0) {
+					t.Fatalf("expand %v, but the card offers %d button(s) to load the diff", tc.expand, len(btn))
+				}
+				if tc.expand {
+					if pre := b.Find(card(id) + " details.file[open] pre.diff").Text(); strings.Contains(pre, tc.diff) {
+						t.Fatalf("%q is already inline; the case does not test the expansion", tc.diff)
+					}
 					btn[0].Click()
 				}
 				b.WaitText(card(id)+" details.file[open] pre.diff", tc.diff, 0)
 			}
-			if *updateScreenshot {
+			if *updateScreenshot && !tc.expand {
 				shot := filepath.Join("..", "docs", "screenshots", "card-"+tc.name+".png")
 				c.SaveScreenshot(shot)
 				shrinkPNG(t, shot)
