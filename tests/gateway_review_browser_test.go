@@ -193,3 +193,34 @@ func shrinkPNG(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestGatewayChangedCommitFailsInBrowser: the person approves a commit
+// card in the browser after its file changed; the commit fails, nothing
+// is committed, and the page's history says why.
+func TestGatewayChangedCommitFailsInBrowser(t *testing.T) {
+	b := browser.Start(t)
+	l := newLoop(t)
+	repo := e2eRepo(t)
+	writeFile(t, filepath.Join(repo, "todo.txt"), "shown on the card\n")
+	id := l.propose("commit", repo, map[string]any{"message": "chore: todo", "paths": []any{"todo.txt"}})
+	b.Navigate(l.g.page)
+	c := b.WaitFor(card(id)+" .changes", 0)
+	c = b.Find(card(id))
+	c.Find("details.file summary").Click()
+	b.WaitText(card(id)+" details.file[open] pre.diff", "+shown on the card", 0)
+	before := revParse(t, repo, "HEAD")
+	writeFile(t, filepath.Join(repo, "todo.txt"), "changed after the card\n")
+	c.Find(`button[data-action="approve"]`).Click()
+	l.awaitStatus(id, "failed")
+	msg := b.WaitText(`section#history li[data-preview-id="`+id+`"][data-status="failed"] .hist-msg`, "the content to commit changed since the proposal was shown", 0).Text()
+	if !strings.Contains(msg, "todo.txt") || !strings.Contains(msg, "nothing changed") {
+		t.Fatalf("the history's reason: %q", msg)
+	}
+	if *updateScreenshot {
+		b.Find(`section#history li[data-preview-id="` + id + `"]`).SaveScreenshot(filepath.Join("..", "docs", "screenshots", "card-commit-changed.png"))
+		shrinkPNG(t, filepath.Join("..", "docs", "screenshots", "card-commit-changed.png"))
+	}
+	if revParse(t, repo, "HEAD") != before {
+		t.Fatal("a commit was made")
+	}
+}
