@@ -93,8 +93,8 @@ func patchContents(body json.RawMessage) []string {
 // prints above the JSON record: the summary, warnings, facts, and each
 // section's commits and files with their inline diffs. Everything in it
 // may come from the agent or the repository (subjects, paths, diff
-// lines), so control characters other than newline and tab are shown as
-// U+FFFD and cannot repaint the terminal.
+// lines), so characters a terminal does not simply print (see clean) are
+// shown as U+FFFD and cannot repaint the terminal.
 func ReviewText(rv execute.Review) string {
 	var sb strings.Builder
 	line := func(format string, a ...any) { sb.WriteString(clean(fmt.Sprintf(format, a...)) + "\n") }
@@ -155,10 +155,13 @@ func short(oid string) string {
 	return oid
 }
 
-// clean replaces control characters but newline and tab.
+// clean replaces every character a terminal does not simply print —
+// control characters (escape sequences) and format characters such as
+// bidirectional overrides, which could make a diff line read otherwise —
+// but newline and tab.
 func clean(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
+		if r == '\n' || r == '\t' || r == ' ' || unicode.IsPrint(r) {
 			return r
 		}
 		return '\uFFFD'

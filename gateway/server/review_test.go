@@ -83,3 +83,27 @@ func TestReviewReachesEverySurface(t *testing.T) {
 		t.Fatalf("something was committed: %s", got)
 	}
 }
+
+// TestReviewTextIsInert: what the agent or the repository wrote cannot
+// steer the terminal that prints `gateway show`: escape sequences and
+// bidirectional overrides in subjects, paths and diff lines are replaced;
+// the bounds' "more" counts are printed.
+func TestReviewTextIsInert(t *testing.T) {
+	rv := execute.Review{Summary: "s\x1b[2J", Sections: []execute.Section{{
+		Title: "Commits", Kind: "leaving", CommitsTotal: 25,
+		Commits: []execute.ReviewCommit{{Oid: strings.Repeat("a", 40), Subject: "evil\x1b]0;title\x07 \u202eevil"}},
+	}, {
+		Title: "Files", Kind: "discarded", FilesTotal: 60, Files: []execute.FileChange{{Path: "p\x1b.txt", Status: "M", Diff: "+line\u202e\x1b[31m\n"}},
+	}}}
+	text := ReviewText(rv)
+	for _, bad := range []string{"\x1b", "\x07", "\u202e"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("the text holds %q:\n%q", bad, text)
+		}
+	}
+	for _, want := range []string{"… 24 more commit(s)", "… 59 more file(s)", "+line", "p\uFFFD.txt"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the text lacks %q:\n%s", want, text)
+		}
+	}
+}
