@@ -319,10 +319,15 @@ func oneLine(s string, n int) string {
 }
 
 func newGatewayShowCmd(o *gatewayOptions) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "show ID",
-		Short: "Print one proposal as JSON: its body, review, binding and outcome",
-		Args:  idArg("show"),
+		Short: "Print one proposal: what it changes as plain text, then its JSON record (body, review, binding, outcome)",
+		Long: "show prints the card of one proposal as plain text — the summary, the facts (target branch, where a\n" +
+			"branch points, a worktree's real path), and what changes: commits coming in, replayed, leaving the\n" +
+			"branch, sent or overwritten, and each file with its diff (bounded; the approval page expands the\n" +
+			"rest) — then the outcome when there is one, then the whole record as JSON. --json prints only the JSON.",
+		Args: idArg("show"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := gatewayClient(o)
 			if err != nil {
@@ -332,9 +337,32 @@ func newGatewayShowCmd(o *gatewayOptions) *cobra.Command {
 			if err != nil {
 				return clientErr(err)
 			}
+			if !asJSON {
+				fmt.Fprint(cmd.OutOrStdout(), showText(v))
+			}
 			return printJSON(cmd.OutOrStdout(), v)
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print only the JSON record")
+	return cmd
+}
+
+// showText is the plain-text part of `gateway show`: the card as the
+// person reads it (server.ReviewText) and the outcome's message.
+func showText(v server.View) string {
+	s := fmt.Sprintf("Proposal %s: %s in %s by agent %q, %s\n", printable(v.PreviewID), printable(v.OperationType), printable(v.RepoPath), printable(v.AgentID), v.Status)
+	var rv execute.Review
+	if len(v.Review) > 0 && json.Unmarshal(v.Review, &rv) == nil {
+		s += server.ReviewText(rv)
+	}
+	var res struct {
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	}
+	if len(v.Result) > 0 && json.Unmarshal(v.Result, &res) == nil {
+		s += "\nOutcome: " + printable(res.Status) + ": " + printable(res.Message) + "\n"
+	}
+	return s + "\n--- the whole record (JSON) ---\n"
 }
 
 func printJSON(w io.Writer, v any) error {

@@ -155,6 +155,23 @@ func (e *Executor) Bind(ctx context.Context, op string, body json.RawMessage) (B
 	switch req := req.(type) {
 	case *operation.Merge, *operation.Rebase, *operation.Reset, *operation.Discard, *operation.Patch:
 		err = bindStep(operation.AsStep(req), "")
+		if err == nil {
+			// What a discard or a hard reset throws away is bound like a
+			// commit's tree (issue 25: the approval binds what was shown).
+			switch r := req.(type) {
+			case *operation.Discard:
+				b.WorkTree, err = e.workTree(ctx, b, r.Paths)
+			case *operation.Reset:
+				if r.Mode == "hard" && b.Head != "" {
+					// A hard reset is also the way out of a conflicted
+					// merge, whose index has no tree: then nothing is
+					// bound and the card says it cannot list the changes.
+					if t, werr := e.workTree(ctx, b, nil); werr == nil {
+						b.WorkTree = t
+					}
+				}
+			}
+		}
 	case *operation.Plan:
 		if len(req.Steps) == 0 || len(req.Steps) > operation.MaxPlanSteps {
 			return Binding{}, bindErr("a plan has 1 to 10 steps, got %d", len(req.Steps))
@@ -166,6 +183,18 @@ func (e *Executor) Bind(ctx context.Context, op string, body json.RawMessage) (B
 			}
 			if err = bindStep(s.Body, fmt.Sprintf("steps[%d].", i)); err != nil {
 				break
+			}
+		}
+		if err == nil {
+			// A first step that throws work away sees the work tree as
+			// the card shows it, so it is bound like the operation alone;
+			// later steps see what earlier ones left.
+			if paths, ok := workTreeStep(req.Steps[0].Body); ok {
+				if t, werr := e.workTree(ctx, b, paths); werr == nil {
+					b.WorkTree = t
+				} else if paths != nil {
+					err = werr
+				}
 			}
 		}
 	case *operation.Worktree:

@@ -284,6 +284,9 @@ func (e *Executor) Execute(ctx context.Context, j Job) (out Outcome) {
 	if err != nil {
 		return outcome(failed("not executed: %v", err))
 	}
+	if err := e.checkWorkTree(ctx, j.Binding, req); err != nil {
+		return outcome(failed("%v", err))
+	}
 	run, ok := runners[j.OperationType]
 	if !ok {
 		return outcome(failed("not executed: this gateway has no executor for %s; update fluxgit", j.OperationType))

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fluxgit/fluxgit/internal/operation"
 )
@@ -171,6 +172,7 @@ func (e *Executor) Review(ctx context.Context, op string, body json.RawMessage, 
 	default:
 		return Review{}, bindErr("unknown operation type %q", op)
 	}
+	e.changes(ctx, req, b, &rv)
 	return rv, nil
 }
 
@@ -265,4 +267,232 @@ func CheckConfirmations(r Review, c Confirmations) error {
 		return fmt.Errorf("approval needs confirmation: %s", strings.Join(miss, "; "))
 	}
 	return nil
+}
+
+// changes adds what the operation changes to rv (issue 25): facts and
+// sections computed from the repository with read-only git (log,
+// rev-list, diff-tree over stored objects), bounded by ReviewMaxCommits,
+// ReviewMaxFiles and the inline diff budget.
+func (e *Executor) changes(ctx context.Context, req operation.Body, b Binding, rv *Review) {
+	bud := &budget{left: ReviewInlineBytes}
+	repo := b.RepoPath
+	base := func() string {
+		if b.Head != "" {
+			return b.Head
+		}
+		return e.emptyTree(ctx, repo)
+	}
+	add := func(s ...Section) { rv.Sections = append(rv.Sections, s...) }
+	fact := func(label, value string) { rv.Facts = append(rv.Facts, Fact{Label: label, Value: value}) }
+	// first is true for the operation itself and a plan's first step:
+	// only they see the work tree bound in b.WorkTree.
+	var step func(s any, prefix string, first bool)
+	step = func(s any, prefix string, first bool) {
+		switch r := s.(type) {
+		case *operation.MergeStep:
+			target, ok := localBranch(r.TargetRef)
+			if !ok {
+				target = b.Branch
+			}
+			src, dst := b.Refs[r.SourceRef], b.Refs[target]
+			if src == "" || dst == "" {
+				return
+			}
+			fact(prefix+"Into", shortBranch(target)+" at "+e.describeCommit(ctx, repo, dst))
+			fact(prefix+"From", r.SourceRef+" at "+e.describeCommit(ctx, repo, src))
+			if r.Strategy == "squash" {
+				fact(prefix+"Strategy", "squash: the commits below become one new commit on "+shortBranch(target))
+			}
+			add(e.commits(ctx, repo, prefix+"Commits coming in", "commits-in", dst+".."+src))
+			from := e.mergeBaseOf(ctx, repo, dst, src)
+			if from == "" {
+				from = dst
+			}
+			add(e.files(ctx, repo, prefix+"Files changed by the merge", "incoming-files", from, src, bud))
+		case *operation.RebaseStep:
+			cur, curOid := b.Branch, b.Head
+			if c := r.CurrentRef; c != "" && c != "HEAD" {
+				cur, _ = localBranch(c)
+				curOid = b.Refs[cur]
+			}
+			onto := b.Refs[r.OntoRef]
+			if onto == "" || curOid == "" {
+				return
+			}
+			fact(prefix+"Branch rewritten", orDetached(shortBranch(cur))+" at "+e.describeCommit(ctx, repo, curOid))
+			fact(prefix+"Onto", r.OntoRef+" at "+e.describeCommit(ctx, repo, onto))
+			c := e.commits(ctx, repo, prefix+"Commits replayed", "replayed", "--cherry-pick", "--right-only", "--no-merges", onto+"..."+curOid)
+			c.Note = "each gets a new id on top of " + short(onto) + "; commits already in " + r.OntoRef + " are dropped"
+			add(c)
+			if mb := e.mergeBaseOf(ctx, repo, onto, curOid); mb != "" {
+				add(e.files(ctx, repo, prefix+"Files the replayed commits change", "replayed-files", mb, curOid, bud))
+			}
+		case *operation.ResetStep:
+			target := b.Refs[r.TargetRef]
+			mode := r.Mode
+			if mode == "" {
+				mode = "mixed"
+			}
+			fact(prefix+"Branch moved", orDetached(shortBranch(b.Branch))+" from "+e.describeCommit(ctx, repo, b.Head))
+			fact(prefix+"To", r.TargetRef+" at "+e.describeCommit(ctx, repo, target))
+			if target == "" || b.Head == "" {
+				return
+			}
+			leave := e.commits(ctx, repo, prefix+"Commits that leave the branch", "leaving", target+".."+b.Head)
+			if leave.CommitsTotal > 0 {
+				leave.Note = "still reachable from the restore point and the reflog"
+			}
+			add(leave)
+			if gain := e.commits(ctx, repo, prefix+"Commits the branch gains", "gaining", b.Head+".."+target); gain.CommitsTotal > 0 {
+				add(gain)
+			}
+			switch mode {
+			case "hard":
+				if b.WorkTree == "" && first {
+					fact("Uncommitted changes", "cannot be listed (the index has unresolved conflicts?); they are kept in a safety stash entry")
+				}
+				if b.WorkTree != "" && first {
+					lost := e.files(ctx, repo, prefix+"Uncommitted changes lost from the work tree", "lost", b.Head, b.WorkTree, bud)
+					lost.Note = "kept in a safety stash entry; untracked files are not touched"
+					add(lost)
+				}
+			default:
+				kept := e.files(ctx, repo, prefix+"Changes of the leaving commits, kept uncommitted", "leaving-files", target, b.Head, bud)
+				where := "the work tree"
+				if mode == "soft" {
+					where = "the index (staged)"
+				}
+				kept.Note = "a " + mode + " reset keeps them in " + where
+				add(kept)
+			}
+		case *operation.DiscardStep:
+			if b.WorkTree != "" && first {
+				d := e.files(ctx, repo, prefix+"Changes thrown away", "discarded", b.Head, b.WorkTree, bud)
+				d.Note = "moved into a safety stash entry first"
+				add(d)
+			}
+		case *operation.PatchStep:
+			add(patchSection(r.PatchContent, bud))
+			if prefix != "" {
+				rv.Sections[len(rv.Sections)-1].Title = prefix + rv.Sections[len(rv.Sections)-1].Title
+			}
+		}
+	}
+	switch r := req.(type) {
+	case *operation.Merge, *operation.Rebase, *operation.Reset, *operation.Discard, *operation.Patch:
+		step(operation.AsStep(r), "", true)
+		if p, ok := r.(*operation.Patch); ok {
+			where := "the work tree"
+			if p.ApplyToIndex {
+				where = "the work tree and the index"
+			}
+			fact("Applied to", where+" of "+orDetached(shortBranch(b.Branch)))
+		}
+	case *operation.Plan:
+		for i := range r.Steps {
+			step(r.Steps[i].Body, fmt.Sprintf("Step %d (%s): ", i+1, r.Steps[i].OperationType), i == 0)
+		}
+		if len(r.Steps) > 1 {
+			fact("Note", "each step is shown against the repository as it is now; earlier steps change what later ones see")
+		}
+	case *operation.Commit:
+		target := orDetached(shortBranch(b.Branch))
+		if b.Head == "" {
+			target += " (its first commit)"
+		} else {
+			target += " at " + e.describeCommit(ctx, repo, b.Head)
+		}
+		fact("Target branch", target)
+		add(e.files(ctx, repo, "The change committed", "committed", base(), b.CommitTree, bud))
+	case *operation.Push:
+		remote := r.Remote
+		if remote == "" {
+			remote = "origin"
+		}
+		br := r.Branch
+		if br == "" {
+			br = b.Branch
+		}
+		full, _ := localBranch(br)
+		local := b.Refs[full]
+		tracking := "refs/remotes/" + remote + "/" + shortBranch(full)
+		remoteOid := b.Refs[tracking]
+		fact("Branch", shortBranch(full)+" at "+e.describeCommit(ctx, repo, local))
+		seen := "no remote-tracking ref " + strings.TrimPrefix(tracking, "refs/remotes/") + " (the remote branch is new, as far as this repository knows)"
+		if remoteOid != "" {
+			seen = strings.TrimPrefix(tracking, "refs/remotes/") + " at " + e.describeCommit(ctx, repo, remoteOid)
+			if t, ok := e.refAge(ctx, b, tracking); ok {
+				seen += ", last updated here " + ago(e.now(), t) + " (" + t.UTC().Format(time.RFC3339) + "); nothing was fetched"
+			}
+		}
+		fact("Remote as last seen", seen)
+		if local == "" {
+			return
+		}
+		if remoteOid != "" {
+			add(e.commits(ctx, repo, "Commits sent", "sent", remoteOid+".."+local))
+			if r.ForceWithLease {
+				o := e.commits(ctx, repo, "Remote commits overwritten", "overwritten", local+".."+remoteOid)
+				o.Note = "from " + strings.TrimPrefix(tracking, "refs/remotes/") + " as this repository last saw it (no fetch); the remote may hold more"
+				add(o)
+			}
+		} else {
+			add(e.commits(ctx, repo, "Commits sent", "sent", local, "--not", "--remotes="+remote))
+		}
+	case *operation.Branch:
+		sp := r.StartPoint
+		if sp == "" {
+			sp = "HEAD"
+		}
+		fact("Points at", sp+" = "+e.describeCommit(ctx, repo, b.Refs[sp]))
+		if mb, err := e.baseFor(ctx, repo); err == nil && mb.Ref != "" && b.Refs[sp] != "" {
+			if in, _ := e.isAncestor(ctx, repo, b.Refs[sp], mb.Oid); in {
+				fact("Relative to "+mb.Label, "starts inside it (no commits of its own yet)")
+			} else {
+				c := e.commits(ctx, repo, "Commits not in "+mb.Label, "ahead", b.Refs[sp], "--not", mb.Oid)
+				fact("Relative to "+mb.Label, fmt.Sprintf("starts %d commit(s) ahead of it", c.CommitsTotal))
+			}
+		}
+	case *operation.BranchDelete:
+		for _, v := range rv.Verdicts {
+			what := "kept"
+			if v.Delete {
+				what = "deleted"
+			}
+			val := what + ": " + v.Reason
+			if v.TipOid != "" {
+				val = "points at " + e.describeCommit(ctx, v.RepoPath, v.TipOid) + "; " + val
+			}
+			fact(v.Branch+" in "+v.RepoPath, val)
+		}
+	case *operation.Worktree:
+		fact("Real path", b.WorktreePath)
+		full, _ := localBranch(r.Branch)
+		if oid := b.Refs[full]; oid != "" {
+			fact("Branch", shortBranch(full)+" (exists) at "+e.describeCommit(ctx, repo, oid))
+		} else {
+			fact("Branch", shortBranch(full)+" (new) at HEAD = "+e.describeCommit(ctx, repo, b.Head))
+		}
+	case *operation.SubmodulePointer:
+		s := b.Submodule
+		if s == nil {
+			return
+		}
+		fact("Submodule", s.RelativePath+" in "+s.ParentPath)
+		from, to := s.Recorded, s.CheckedOut
+		if r.Direction == "record" {
+			fact("Recorded pointer", e.describeCommit(ctx, s.Path, from)+" → "+e.describeCommit(ctx, s.Path, to))
+			fact("Commit on", orDetached(shortBranch(s.ParentBranch))+" of the parent")
+		} else {
+			from, to = s.CheckedOut, s.Recorded
+			fact("Checked out", e.describeCommit(ctx, s.Path, from)+" → "+e.describeCommit(ctx, s.Path, to)+" (detached)")
+		}
+		fwd := e.commits(ctx, s.Path, "Log between (new commits)", "between", from+".."+to)
+		fwd.Repo = s.Path
+		add(fwd)
+		if back := e.commits(ctx, s.Path, "Commits left behind (the pointer goes back past them)", "between-back", to+".."+from); back.CommitsTotal > 0 {
+			back.Repo = s.Path
+			add(back)
+		}
+	}
 }

@@ -43,6 +43,10 @@ type Binding struct {
 	// branch, a push's remote branch), in the short form policy refs use;
 	// the agent policy's refs globs cover them as well.
 	Moves []string `json:"moves,omitempty"`
+	// WorkTree is the tree of the work-tree changes a discard or a hard
+	// reset throws away, as the card showed them (workTree); execution
+	// computes it again and refuses when the changes differ.
+	WorkTree string `json:"workTree,omitempty"`
 }
 
 // SubmoduleBinding is the state a submodulePointer proposal was checked
@@ -77,6 +81,12 @@ type Review struct {
 	WorktreePath string `json:"worktreePath,omitempty"`
 	// Commit describes what a commit proposal records.
 	Commit *CommitReview `json:"commit,omitempty"`
+	// Facts are labelled lines: the branch that moves, where a branch
+	// points, a worktree's real path, a submodule's old and new commit.
+	Facts []Fact `json:"facts,omitempty"`
+	// Sections are what changes: commits and files with their diffs,
+	// bounded (see ReviewMaxCommits) and expandable (FileDiff).
+	Sections []Section `json:"sections,omitempty"`
 }
 
 // CommitReview is the change a commit proposal records, as bound: the

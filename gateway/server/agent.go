@@ -297,6 +297,12 @@ func statusBody(p journal.Proposal) map[string]any {
 	if p.NeedsReconciliation {
 		b["reconciliationRequired"] = true
 	}
+	var rv execute.Review
+	if len(p.Review) > 0 && json.Unmarshal(p.Review, &rv) == nil {
+		// What the person's card shows, as counts and names only (issue
+		// 25): the diffs stay on the card, out of the agent's tokens.
+		b["review"] = rv.Brief()
+	}
 	return b
 }
 

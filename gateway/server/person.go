@@ -38,6 +38,7 @@ type Lifecycle interface {
 	Secret() string
 	CheckHost(r *http.Request) bool
 	RestorePoints(ctx context.Context) ([]RestorePointView, error) // latest restore point per repository the gateway has touched
+	FileDiff(ctx context.Context, id string, section int, path string) (FileDiffView, error)
 }
 
 // RestorePointView is one repository's latest restore point as the page
@@ -156,6 +157,8 @@ func (h *personHandler) serveAPI(w http.ResponseWriter, r *http.Request, route s
 			h.serveState(w, r)
 		case route == "events":
 			h.serveEvents(w, r)
+		case strings.HasPrefix(route, "proposals/") && strings.HasSuffix(route, "/diff"):
+			h.serveFileDiff(w, r, strings.TrimSuffix(strings.TrimPrefix(route, "proposals/"), "/diff"))
 		case strings.HasPrefix(route, "proposals/") && !strings.Contains(strings.TrimPrefix(route, "proposals/"), "/"):
 			h.serveProposal(w, r, strings.TrimPrefix(route, "proposals/"))
 		default:
@@ -619,6 +622,31 @@ func (h *personHandler) serveProposal(w http.ResponseWriter, r *http.Request, id
 		return
 	}
 	writeJSON(w, http.StatusOK, uiView(p, true, true))
+}
+
+// serveFileDiff answers the page's request for one file's diff of a
+// card's section (issue 25: a card is bounded and each file's diff is
+// fetched on demand); ?section is the section's index in the review and
+// ?path the file. The diff is computed again from the objects the review
+// names, so what the page expands is what the card summarised.
+func (h *personHandler) serveFileDiff(w http.ResponseWriter, r *http.Request, id string) {
+	if !uiPreviewIDRe.MatchString(id) {
+		writeError(w, http.StatusNotFound, "previewId must be 1-128 of [A-Za-z0-9_-]")
+		return
+	}
+	q := r.URL.Query()
+	sec, err := strconv.Atoi(q.Get("section"))
+	path := q.Get("path")
+	if err != nil || path == "" || len(path) > 32768 {
+		writeError(w, http.StatusBadRequest, "ask for ?section=<index of the card's section>&path=<a file it lists>")
+		return
+	}
+	v, err := h.l.FileDiff(r.Context(), id, sec, path)
+	if err != nil {
+		uiLifecycleError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
 }
 
 // serveEvents streams one `change` event per lifecycle change; the page

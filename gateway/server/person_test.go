@@ -172,6 +172,10 @@ func (f *fakeLifecycle) RestorePoints(context.Context) ([]RestorePointView, erro
 	return f.restore, f.rpErr
 }
 
+func (f *fakeLifecycle) FileDiff(_ context.Context, id string, section int, path string) (FileDiffView, error) {
+	return FileDiffView{Path: path, Diff: fmt.Sprintf("diff of %s section %d of %s\n", path, section, id)}, nil
+}
+
 // req describes one request; zero fields take the page's own values (a
 // valid session, CSRF token, Origin and Host), the "no…" fields drop them.
 type req struct {

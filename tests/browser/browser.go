@@ -684,6 +684,23 @@ func (b *Browser) SaveScreenshot(path string) {
 	}
 }
 
+// SaveScreenshot writes a PNG of the element alone (WebDriver's element
+// screenshot, scrolled into view) to path, creating its directory: a
+// picture of one approval card is a fraction of the whole window's.
+func (e Element) SaveScreenshot(path string) {
+	e.b.t.Helper()
+	png, err := e.b.screenshot(context.Background(), e.b.session+e.path("/screenshot"))
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(path), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(path, png, 0o644)
+	}
+	if err != nil {
+		e.b.fatal(fmt.Errorf("save element screenshot: %w", err))
+	}
+}
+
 // Cookie is a cookie as WebDriver reports it for the current page's domain.
 type Cookie struct {
 	Name     string `json:"name"`

@@ -290,6 +290,7 @@
     var details = el('div', { class: 'details' });
     renderDetails(details, p.operationType, body, review, requires, p);
     card.appendChild(details);
+    add(card, changesView(review, p));
 
     if (p.needsReconciliation) {
       card.appendChild(reconcilePanel(p, card));
@@ -347,6 +348,97 @@
     return box;
   }
 
+  // changesView is what the operation changes, as the gateway computed it
+  // from the repository (review.facts and review.sections): commits and
+  // files, bounded, each file's diff inline or fetched on demand.
+  function changesView(review, p) {
+    var facts = review.facts || [], sections = review.sections || [];
+    if (!facts.length && !sections.length) return null;
+    var box = el('div', { class: 'changes' });
+    if (facts.length) {
+      box.appendChild(el('dl', { class: 'meta facts' }, facts.map(function (f) { return field(f.label, f.value); })));
+    }
+    sections.forEach(function (s, i) { box.appendChild(sectionView(s, i, p)); });
+    return box;
+  }
+
+  function sectionView(s, i, p) {
+    var files = s.files || [], commits = s.commits || [];
+    var count = '';
+    if (s.files) count = ' — ' + s.filesTotal + (s.filesTotal === 1 ? ' file, ' : ' files, ');
+    else if (s.commits) count = ' — ' + s.commitsTotal + (s.commitsTotal === 1 ? ' commit' : ' commits');
+    var head = el('h4', null, s.title, count,
+      s.files ? el('span', { class: 'ins', text: '+' + (s.insertions || 0) }) : null, s.files ? ' ' : null,
+      s.files ? el('span', { class: 'del', text: '−' + (s.deletions || 0) }) : null);
+    var sec = el('section', { class: 'change', 'data-kind': s.kind }, head);
+    if (s.note) sec.appendChild(el('p', { class: 'hint', text: s.note }));
+    if (commits.length) {
+      var items = commits.map(function (c) {
+        return el('li', { class: 'commit' }, el('span', { class: 'mono oid', title: c.oid, text: short(c.oid) }), ' ',
+          el('span', { class: 'subject', text: c.subject }), ' ', el('span', { class: 'muted', text: c.author + ', ' + when(c.date) }));
+      });
+      var moreC = (s.commitsTotal || 0) - commits.length;
+      if (moreC > 0) items.push(el('li', { class: 'more', text: '… ' + moreC + ' more commit' + (moreC === 1 ? '' : 's') }));
+      sec.appendChild(el('ul', { class: 'log' }, items));
+    } else if (s.commits) {
+      sec.appendChild(el('p', { class: 'muted', text: 'none' }));
+    }
+    if (files.length) {
+      var list = el('ul', { class: 'files' }, files.map(function (f) { return fileView(f, s, i, p); }));
+      var moreF = (s.filesTotal || 0) - files.length;
+      if (moreF > 0) list.appendChild(el('li', { class: 'more', text: '… ' + moreF + ' more file' + (moreF === 1 ? '' : 's') + ' (not listed; the totals above include them)' }));
+      sec.appendChild(list);
+    }
+    return sec;
+  }
+
+  function diffPre(text) {
+    var pre = el('pre', { class: 'mono diff' });
+    String(text || '').split('\n').forEach(function (l, n, all) {
+      if (n === all.length - 1 && l === '') return;
+      var cls = l.charAt(0) === '+' && l.indexOf('+++ ') !== 0 ? 'ins-line' : (l.charAt(0) === '-' && l.indexOf('--- ') !== 0 ? 'del-line' : (l.indexOf('@@') === 0 ? 'hunk' : null));
+      pre.appendChild(el('span', { class: cls, text: l + '\n' }));
+    });
+    return pre;
+  }
+
+  function fileView(f, s, i, p) {
+    var sum = el('summary', null, el('span', { class: 'badge fstat', text: f.status }), ' ', el('span', { class: 'mono', text: f.path }), ' ',
+      el('span', { class: 'ins', text: '+' + f.insertions }), ' ', el('span', { class: 'del', text: '−' + f.deletions }),
+      f.binary ? ' (binary)' : '');
+    var det = el('details', { class: 'file', 'data-path': f.path }, sum);
+    if (f.diff) {
+      det.appendChild(diffPre(f.diff));
+      if (f.diffTruncated) det.appendChild(loadButton('Show the whole diff', det, s, i, p, f));
+    } else {
+      det.appendChild(loadButton('Show the diff', det, s, i, p, f));
+    }
+    return el('li', null, det);
+  }
+
+  // loadButton fetches one file's diff through the page's authenticated
+  // API (the session cookie), computed again by the gateway.
+  function loadButton(text, det, s, i, p, f) {
+    var btn = el('button', { type: 'button', class: 'link load-diff', text: text });
+    btn.addEventListener('click', function () {
+      btn.disabled = true;
+      var url = '/ui/api/proposals/' + encodeURIComponent(p.previewId) + '/diff?section=' + i + '&path=' + encodeURIComponent(f.path);
+      fetch(url, { credentials: 'same-origin', cache: 'no-store' })
+        .then(function (r) { return r.json().then(function (b) { if (!r.ok) throw new Error(b.error || r.status); return b; }); })
+        .then(function (v) {
+          var old = det.querySelector('pre.diff');
+          var pre = diffPre(v.diff);
+          if (old) old.replaceWith(pre); else det.appendChild(pre);
+          if (v.truncated) det.appendChild(el('p', { class: 'hint', text: 'Cut at ' + v.max + ' bytes.' }));
+          btn.remove();
+        }, function (err) {
+          btn.disabled = false;
+          det.appendChild(el('p', { class: 'warn', text: 'Could not load the diff: ' + err.message }));
+        });
+    });
+    return btn;
+  }
+
   function renderDetails(d, op, b, review, requires, p) {
     var dl = el('dl', { class: 'meta' });
     function kv(label, v, mono) { add(dl, field(label, v, mono)); }
@@ -355,7 +447,8 @@
         kv('Merge', (b.sourceRef || '?') + ' into ' + (b.targetRef || '?'), true);
         kv('Strategy', b.strategy);
         d.appendChild(dl);
-        add(d, mergeSummary(review.merge));
+        // The commits and files are in the review's sections (changesView).
+        if (!(review.sections && review.sections.length)) add(d, mergeSummary(review.merge));
         return;
       case 'rebase':
         kv('Rebase', (b.currentRef || 'HEAD') + ' onto ' + (b.ontoRef || '?'), true);
