@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fluxgit/fluxgit/tests/browser"
 )
 
 // autoApprovePolicy is an agent policy whose autoApprove rule agent-commits
@@ -222,4 +224,49 @@ func historyEntry(t *testing.T, g *gatewayProc, id string) map[string]any {
 	}
 	t.Fatalf("proposal %s is neither in the page's history nor on a card", id)
 	return nil
+}
+
+// On the approval page (headless Chromium): a policy auto-approval appears
+// in the history as "approved by policy agent-commits"; two pending
+// branch cards are ticked and approved with one "Approve selected"; a hard
+// reset, which asks for a typed branch, has no box to tick.
+func TestGatewayPolicyApproveSelectedInBrowser(t *testing.T) {
+	b := browser.Start(t)
+	repo := e2eRepo(t)
+	l := policyLoop(t, autoApprovePolicy(filepath.Dir(repo)))
+	git(t, repo, "checkout", "-q", "-b", "agent/work")
+	writeFile(t, filepath.Join(repo, "todo.txt"), "ship it\n")
+	p, isErr := l.tool("operation.preview.commit", map[string]any{"repoPath": repo, "reason": "r", "message": "chore: todo", "paths": []any{"todo.txt"}})
+	auto, _ := p["previewId"].(string)
+	if isErr || auto == "" {
+		t.Fatalf("preview commit: %s", jsonOf(p))
+	}
+	l.awaitStatus(auto, "completed")
+
+	x := l.propose("branch", repo, map[string]any{"name": "other/x", "startPoint": "feature", "checkout": false})
+	y := l.propose("branch", repo, map[string]any{"name": "other/y", "startPoint": "feature", "checkout": false})
+	reset := l.propose("reset", repo, map[string]any{"targetRef": "HEAD~1", "mode": "hard"})
+	b.Navigate(l.g.page)
+	b.WaitText(`section#history li[data-preview-id="`+auto+`"]`, "approved by policy agent-commits", 0)
+	b.WaitFor(card(x)+` input.select`, 0).Click()
+	b.WaitFor(card(y)+` input.select`, 0).Click()
+	b.WaitFor(card(reset), 0)
+	if n := len(b.FindAll(card(reset) + ` input.select`)); n != 0 {
+		t.Fatal("the hard reset, which needs a typed branch, can be selected for a batch")
+	}
+	btn := b.WaitText(`#approve-selected`, "Approve selected (2)", 0)
+	if *updateScreenshot {
+		b.SaveScreenshot(filepath.Join("..", "docs", "screenshots", "approval-policy-and-batch.png"))
+	}
+	btn.Click()
+	l.awaitStatus(x, "completed")
+	l.awaitStatus(y, "completed")
+	if s := l.status(reset)["status"]; s != "pending" {
+		t.Fatalf("the hard reset is %v after Approve selected, want pending", s)
+	}
+	for _, id := range []string{x, y} {
+		if by := historyEntry(t, l.g, id)["decidedBy"]; by != "page" {
+			t.Fatalf("%s decided by %v, want page", id, by)
+		}
+	}
 }
