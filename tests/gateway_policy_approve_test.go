@@ -257,6 +257,9 @@ func TestGatewayPolicyApproveSelectedInBrowser(t *testing.T) {
 	btn := b.WaitText(`#approve-selected`, "Approve selected (2)", 0)
 	if *updateScreenshot {
 		b.SaveScreenshot(filepath.Join("..", "docs", "screenshots", "approval-policy-and-batch.png"))
+		b.Script(`document.getElementById('history').scrollIntoView()`)
+		b.SaveScreenshot(filepath.Join("..", "docs", "screenshots", "approval-policy-history.png"))
+		b.Script(`window.scrollTo(0, 0)`)
 	}
 	btn.Click()
 	l.awaitStatus(x, "completed")

@@ -69,7 +69,8 @@ func newGatewayCmd(g *globalOptions) *cobra.Command {
 			"each decision and outcome gets one line on the gateway's stderr; `fluxgit gateway watch` prints\n" +
 			"the same lines in another terminal.\n\n" +
 			"FLUXGIT_MCP_AGENT_POLICY names an agent policy file (schemas/agent-policy.schema.json); a file\n" +
-			"that cannot be loaded stops the gateway from starting.\n\n" +
+			"that cannot be loaded stops the gateway from starting. Its autoApprove rules, if any, approve the\n" +
+			"low-risk proposals they name in your stead (docs/approvals.md, Approving by policy).\n\n" +
 			"The CLI's secret is kept in a private per-user directory (" + credpaths.EnvSecretDir + ", else\n" +
 			"$XDG_RUNTIME_DIR/fluxgit, else the per-user cache or config directory), never in the run directory.\n" +
 			"The gateway does not start when that directory, the run directory's gateway state, the signing key or\n" +
