@@ -57,6 +57,8 @@ func TestGatewayPolicyAutoApprovesACommit(t *testing.T) {
 	git(t, repo, "checkout", "-q", "-b", "agent/work")
 	before := revParse(t, repo, "agent/work")
 	writeFile(t, filepath.Join(repo, "todo.txt"), "ship it\n")
+	w := startWatch(t, l.g)
+	waitOutput(t, "watch", w.out, "Nothing is waiting")
 
 	p, isErr := l.tool("operation.preview.commit", map[string]any{"repoPath": repo, "reason": "r", "message": "chore: todo", "paths": []any{"todo.txt"}})
 	id, _ := p["previewId"].(string)
@@ -91,8 +93,13 @@ func TestGatewayPolicyAutoApprovesACommit(t *testing.T) {
 	if ex := ledgerSummaries(t, l.g, "operation_execution", "operation.preview.commit"); len(ex) != 1 {
 		t.Fatalf("the ledger's execution entries: %q", ex)
 	}
-	if out := l.g.stderr.String(); !strings.Contains(out, "approved "+id+" commit "+repo+" by policy agent-commits") {
-		t.Fatalf("the gateway's terminal has no approved-by-policy line:\n%s", out)
+	if out := l.g.stderr.String(); !strings.Contains(out, "approved "+id+" commit "+repo+" by policy agent-commits") || strings.Contains(out, "proposal "+id) {
+		t.Fatalf("the gateway's terminal has no approved-by-policy line, or announced the proposal as waiting:\n%s", out)
+	}
+	// `gateway watch` says the same, and never that it waits for a decision.
+	waitOutput(t, "watch", w.out, "approved "+id+" commit "+repo+" by policy agent-commits", "executed "+id+" commit ")
+	if strings.Contains(w.out.String(), "proposal "+id) {
+		t.Fatalf("watch announced the auto-approved proposal as waiting:\n%s", w.out.String())
 	}
 
 	// Outside the rule: a commit on main (refs) and two branches other/*
