@@ -69,7 +69,8 @@ func newGatewayCmd(g *globalOptions) *cobra.Command {
 			"each decision and outcome gets one line on the gateway's stderr; `fluxgit gateway watch` prints\n" +
 			"the same lines in another terminal.\n\n" +
 			"FLUXGIT_MCP_AGENT_POLICY names an agent policy file (schemas/agent-policy.schema.json); a file\n" +
-			"that cannot be loaded stops the gateway from starting.\n\n" +
+			"that cannot be loaded stops the gateway from starting. Its autoApprove rules, if any, approve the\n" +
+			"low-risk proposals they name in your stead (docs/approvals.md, Approving by policy).\n\n" +
 			"The CLI's secret is kept in a private per-user directory (" + credpaths.EnvSecretDir + ", else\n" +
 			"$XDG_RUNTIME_DIR/fluxgit, else the per-user cache or config directory), never in the run directory.\n" +
 			"The gateway does not start when that directory, the run directory's gateway state, the signing key or\n" +
@@ -119,7 +120,7 @@ func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io
 			return &exitError{code: 1, err: fmt.Errorf("set %s: %w", audit.EnvRunDir, err)}
 		}
 	}
-	secretDir, err := gatewayStateCheck(runDir)
+	secretDir, err := gatewayStateCheck(runDir, pol.AutoApproves())
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("the gateway did not start: %w", err)}
 	}
@@ -130,7 +131,7 @@ func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io
 	defer ledger.Close()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slogLevel(g.levelName())}))
 	if pol != nil {
-		log.Info("agent policy loaded", "file", os.Getenv(policy.EnvPolicy))
+		log.Info("agent policy loaded", "file", os.Getenv(policy.EnvPolicy), "autoApprove", pol.AutoApproves())
 	}
 	srv, err := server.New(server.Config{
 		Addr:      o.addr,
@@ -138,10 +139,13 @@ func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io
 		SecretDir: secretDir,
 		TTL:       o.ttl,
 		Policy:    pol,
-		Ledger:    ledger,
-		Log:       log,
-		Out:       out,
-		Notices:   os.Stderr,
+		// An auto-approval re-checks the policy's reach against the same
+		// roots the start-up check used.
+		AllowedRoots: allowedRoots(),
+		Ledger:       ledger,
+		Log:          log,
+		Out:          out,
+		Notices:      os.Stderr,
 
 		MaxPendingPerAgent:     o.maxPendingPerAgent,
 		MaxPending:             o.maxPending,
@@ -380,54 +384,94 @@ func newGatewayApproveCmd(o *gatewayOptions) *cobra.Command {
 		wait bool
 	)
 	cmd := &cobra.Command{
-		Use:   "approve ID [--confirm-branch B] [--steps 0,2] [--force-push] [--wait]",
-		Short: "Approve a pending proposal; the gateway executes it",
+		Use:   "approve ID [ID...] [--confirm-branch B] [--steps 0,2] [--force-push] [--wait]",
+		Short: "Approve pending proposals; the gateway executes them",
 		Long: "approve approves a pending proposal. A hard reset needs --confirm-branch with the branch name,\n" +
 			"a force-with-lease push --force-push, a plan with destructive steps --steps listing each of\n" +
 			"them (0-based); `fluxgit gateway show ID` prints what the proposal requires under review.requires.\n\n" +
-			"approve shows the proposal on the terminal and goes ahead only when you type yes there: it\n" +
+			"Several IDs approve several proposals with one yes; each must be pending and need no\n" +
+			"confirmation (approve one that needs a flag alone). A plan is one proposal: approving it\n" +
+			"approves all of its steps.\n\n" +
+			"approve shows the proposals on the terminal and goes ahead only when you type yes there: it\n" +
 			"reads the terminal itself (/dev/tty, the Windows console), never stdin, so an agent running it\n" +
 			"from its own shell is refused.",
-		Args: idArg("approve"),
+		Args: idsArg("approve"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var ids []string // each once, in the order given
+			for _, a := range args {
+				if !slices.Contains(ids, a) {
+					ids = append(ids, a)
+				}
+			}
 			c, err := gatewayClient(o)
 			if err != nil {
 				return err
 			}
-			cur, err := c.Show(cmd.Context(), args[0])
-			if err != nil {
-				return clientErr(err)
+			batch := len(ids) > 1
+			if batch && (req.TypedBranch != "" || len(req.Steps) > 0 || req.ForcePush) {
+				return &exitError{code: exitUsage, err: errors.New("--confirm-branch, --steps and --force-push confirm one proposal: approve the proposal that needs them alone, and the others together; nothing changed")}
 			}
-			if err := missingConfirmations(cur, req); err != nil {
+			// Every proposal is checked before the person is asked, so a
+			// yes never approves only part of what was listed.
+			var summaries []string
+			for _, id := range ids {
+				cur, err := c.Show(cmd.Context(), id)
+				if err != nil {
+					return clientErr(err)
+				}
+				if batch && cur.Status != journal.Pending {
+					return &exitError{code: 1, err: fmt.Errorf("proposal %s is %s, not pending; leave it out; nothing changed", id, cur.Status)}
+				}
+				if err := missingConfirmations(cur, req); err != nil {
+					if batch {
+						return &exitError{code: exitUsage, err: fmt.Errorf("%v: approve %s alone with its flags, and the others together", err, id)}
+					}
+					return err
+				}
+				summaries = append(summaries, describe("Approve", cur))
+			}
+			verb := "approve"
+			if batch {
+				verb = fmt.Sprintf("approve all %d", len(ids))
+			}
+			if err := confirmOnTerminal(verb, strings.Join(summaries, "\n")); err != nil {
 				return err
-			}
-			if err := confirmOnTerminal("approve", describe("Approve", cur)); err != nil {
-				return err
-			}
-			v, err := c.Approve(cmd.Context(), args[0], req)
-			if err != nil {
-				return clientErr(err)
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "Approved %s (%s in %s); the gateway executes it now.\n", v.PreviewID, v.OperationType, v.RepoPath)
+			views := make([]server.View, 0, len(ids))
+			for _, id := range ids {
+				v, err := c.Approve(cmd.Context(), id, req)
+				if err != nil {
+					if len(views) > 0 {
+						err = fmt.Errorf("%w (approved before it: %d of %d)", err, len(views), len(ids))
+					}
+					return clientErr(err)
+				}
+				fmt.Fprintf(out, "Approved %s (%s in %s); the gateway executes it now.\n", v.PreviewID, v.OperationType, v.RepoPath)
+				views = append(views, v)
+			}
 			if !wait {
 				return nil
 			}
-			for !v.Status.Terminal() {
-				select {
-				case <-cmd.Context().Done():
-					return cmd.Context().Err()
-				case <-time.After(200 * time.Millisecond):
+			failed := false
+			for _, v := range views {
+				for !v.Status.Terminal() {
+					select {
+					case <-cmd.Context().Done():
+						return cmd.Context().Err()
+					case <-time.After(200 * time.Millisecond):
+					}
+					if v, err = c.Show(cmd.Context(), v.PreviewID); err != nil {
+						return clientErr(err)
+					}
 				}
-				if v, err = c.Show(cmd.Context(), args[0]); err != nil {
-					return clientErr(err)
+				fmt.Fprintf(out, "%s: %s\n", v.PreviewID, v.Status)
+				if err := printJSON(out, v.Result); err != nil {
+					return err
 				}
+				failed = failed || v.Status != journal.Completed
 			}
-			fmt.Fprintf(out, "%s: %s\n", v.PreviewID, v.Status)
-			if err := printJSON(out, v.Result); err != nil {
-				return err
-			}
-			if v.Status != journal.Completed {
+			if failed {
 				return &exitError{code: 1}
 			}
 			return nil
@@ -436,8 +480,18 @@ func newGatewayApproveCmd(o *gatewayOptions) *cobra.Command {
 	cmd.Flags().StringVar(&req.TypedBranch, "confirm-branch", "", "the branch name, typed to confirm a hard reset")
 	cmd.Flags().IntSliceVar(&req.Steps, "steps", nil, "plan steps (0-based) whose destructive effect you accept")
 	cmd.Flags().BoolVar(&req.ForcePush, "force-push", false, "accept a force-with-lease push")
-	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the execution and print its result (exit 1 unless completed)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the executions and print their results (exit 1 unless all completed)")
 	return cmd
+}
+
+// idsArg accepts one or more previewIds.
+func idsArg(verb string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return &exitError{code: exitUsage, err: fmt.Errorf("%s takes one or more previewIds (see fluxgit gateway list)", verb)}
+		}
+		return nil
+	}
 }
 
 func newGatewayRejectCmd(o *gatewayOptions) *cobra.Command {

@@ -29,7 +29,11 @@ func allowedRoots() []string {
 // (inside an allowed root or a git work tree): an agent that reads the
 // secret approves its own proposals (issue 22). The error names each
 // path, why, and the fix.
-func gatewayStateCheck(runDir string) (secretDir string, err error) {
+//
+// With autoApprove rules in the policy (autoApproves) the policy's own
+// refusal says more: those rules approve writes without the person, and an
+// approved write inside a work tree could rewrite them (CONTRACT §10).
+func gatewayStateCheck(runDir string, autoApproves bool) (secretDir string, err error) {
 	roots := allowedRoots()
 	secretDir, serr := credpaths.ChooseSecretDir(roots)
 	ex := credpaths.Exposed(credpaths.GatewayState(runDir, secretDir), roots)
@@ -42,7 +46,11 @@ func gatewayStateCheck(runDir string) (secretDir string, err error) {
 		msgs = append(msgs, serr.Error())
 	}
 	for _, e := range ex {
-		msgs = append(msgs, e.Error())
+		m := e.Error()
+		if autoApproves && e.Label == credpaths.LabelAgentPolicy {
+			m += "; its autoApprove rules approve writes without you, and an approved write could rewrite them there (or remove the autoApprove rules to keep every approval yours)"
+		}
+		msgs = append(msgs, m)
 	}
 	if len(msgs) == 1 {
 		return "", errors.New(msgs[0])

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -183,7 +184,9 @@ func (w *watcher) emit(v server.View, initial bool) {
 			w.last[v.PreviewID] = st // history from before the watch
 			return
 		}
-		if v.Status != journal.Pending {
+		// One the person's policy approved on arrival never waited: no
+		// "proposal … approve:" line for it, only its approval.
+		if v.Status != journal.Pending && !strings.HasPrefix(v.DecidedBy, server.PolicyDecider) {
 			a := v
 			a.Status = journal.Pending
 			w.print(a)

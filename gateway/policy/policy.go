@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fluxgit/fluxgit/gateway/proposal"
+	"github.com/fluxgit/fluxgit/internal/operation"
 	"github.com/fluxgit/fluxgit/internal/pathwithin"
 	"github.com/fluxgit/fluxgit/schemas"
 )
@@ -36,6 +37,17 @@ type Policy struct {
 	file         string
 	defaultAllow bool
 	rules        []rule
+	auto         []autoRule
+}
+
+// autoRule is one autoApprove entry: the person's decision made in advance
+// (CONTRACT §10) for low-risk operations on the refs and paths it globs.
+type autoRule struct {
+	name       string
+	agents     []string
+	operations []string // low risk only, never empty
+	refs       []string // never empty
+	paths      []string // globs on canonical absolute paths, never empty
 }
 
 type rule struct {
@@ -58,8 +70,16 @@ func (p *Policy) String() string {
 	if !p.defaultAllow {
 		def = "deny"
 	}
+	if len(p.auto) > 0 {
+		return fmt.Sprintf("agent policy %s (%d rules, default %s, %d auto-approve rules)", p.file, len(p.rules), def, len(p.auto))
+	}
 	return fmt.Sprintf("agent policy %s (%d rules, default %s)", p.file, len(p.rules), def)
 }
+
+// AutoApproves reports whether the policy has an autoApprove rule: such a
+// policy approves writes without the person, so the gateway refuses to
+// start while the file is where an approved write could rewrite it.
+func (p *Policy) AutoApproves() bool { return p != nil && len(p.auto) > 0 }
 
 // FromEnv loads the file FLUXGIT_MCP_AGENT_POLICY names. Unset or empty
 // means no policy: (nil, nil). Any problem with a named file is an error,
@@ -142,6 +162,12 @@ func Load(name string) (*Policy, error) {
 	if n, ok := v.(json.Number); !ok || !isVersion(n) {
 		return nil, fail("/version", "unsupported policy version %s; this fluxgit reads version %d", short(v), Version)
 	}
+	// Before the schema, whose enum failure would only list the allowed
+	// values: an operation the risk table does not rate low gets a
+	// sentence saying why it cannot be approved in advance.
+	if err := lowRiskOnly(obj, fail); err != nil {
+		return nil, err
+	}
 	if err := validate(doc); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
@@ -187,7 +213,111 @@ func Load(name string) (*Policy, error) {
 		}
 		p.rules = append(p.rules, ru)
 	}
+	rawAuto, _ := obj["autoApprove"].([]any)
+	for i, r := range rawAuto {
+		m := r.(map[string]any)
+		ar := autoRule{name: m["name"].(string)}
+		at := fmt.Sprintf("/autoApprove/%d", i)
+		if _, dup := seen[ar.name]; dup {
+			return nil, fail(at+"/name", "rule name %q is already used by another rule; names must be unique across rules and autoApprove, so that \"approved by policy %s\" names one rule", ar.name, ar.name)
+		}
+		seen[ar.name] = i
+		var err error
+		if ar.agents, err = globs(m["agents"], at+"/agents", fail); err != nil {
+			return nil, err
+		}
+		for _, o := range m["operations"].([]any) {
+			ar.operations = append(ar.operations, o.(string))
+		}
+		if ar.refs, err = globs(m["refs"], at+"/refs", fail); err != nil {
+			return nil, err
+		}
+		if ar.paths, err = globs(m["paths"], at+"/paths", fail); err != nil {
+			return nil, err
+		}
+		for k, g := range ar.paths {
+			if !filepath.IsAbs(g) {
+				return nil, fail(fmt.Sprintf("%s/paths/%d", at, k), "path glob %q is not absolute; write the full path, e.g. /home/me/work/*", g)
+			}
+			ar.paths[k] = filepath.Clean(g)
+		}
+		p.auto = append(p.auto, ar)
+	}
 	return p, nil
+}
+
+// lowRiskOnly refuses an autoApprove rule naming an operation the
+// gateway's risk table (internal/operation) does not rate low: a reset,
+// discard, push, branch delete, rebase, merge, patch, plan or submodule
+// pointer always waits for the person.
+func lowRiskOnly(obj map[string]any, fail func(ptr, format string, args ...any) error) error {
+	list, _ := obj["autoApprove"].([]any)
+	for i, r := range list {
+		m, _ := r.(map[string]any)
+		ops, _ := m["operations"].([]any)
+		for j, o := range ops {
+			op, ok := o.(string)
+			if !ok || !operation.Known(op) || operation.Risk(op) == operation.RiskLow {
+				continue // the schema says what is wrong with it
+			}
+			return fail(fmt.Sprintf("/autoApprove/%d/operations/%d", i, j),
+				"operation %s is %s risk in the gateway's risk table and can never be approved by policy; autoApprove takes only the low-risk operations %s; remove %s from this rule (a %s always waits for the person)",
+				op, operation.Risk(op), strings.Join(LowRisk(), ", "), op, op)
+		}
+	}
+	return nil
+}
+
+// LowRisk lists the operations an autoApprove rule may name: those the
+// risk table (internal/operation) rates low, in its order.
+func LowRisk() []string {
+	var out []string
+	for _, o := range operation.All {
+		if o.Risk == operation.RiskLow {
+			out = append(out, o.Name)
+		}
+	}
+	return out
+}
+
+// AutoApprove returns the name of the autoApprove rule that approves r in
+// the person's stead, and true; or "", false when r must wait for the
+// person. The first rule whose agents match r is the only one consulted
+// (as with rules), and it approves only when it names r's operation, the
+// operation is low risk, r names or moves at least one ref and every ref
+// matches one of the rule's refs, and r touches at least one path and
+// every path, canonical, matches one of the rule's paths. Call it after
+// Check allowed r.
+func (p *Policy) AutoApprove(r Request) (string, bool) {
+	if p == nil {
+		return "", false
+	}
+	for i := range p.auto {
+		ar := &p.auto[i]
+		if !anyMatch(ar.agents, r.AgentID) {
+			continue
+		}
+		if !slices.Contains(ar.operations, r.OperationType) || operation.Risk(r.OperationType) != operation.RiskLow {
+			return "", false
+		}
+		if len(r.Refs) == 0 || len(r.RepoPaths) == 0 {
+			return "", false
+		}
+		for _, ref := range r.Refs {
+			if !anyMatch(ar.refs, ref) {
+				return "", false
+			}
+		}
+		for _, rp := range r.RepoPaths {
+			c := Canonical(rp)
+			// filepath.Match: the path's own separators (Windows too).
+			if !slices.ContainsFunc(ar.paths, func(g string) bool { ok, _ := filepath.Match(g, c); return ok }) {
+				return "", false
+			}
+		}
+		return ar.name, true
+	}
+	return "", false
 }
 
 // readDoc reads name and decodes it to the JSON data model (json.Number

@@ -1,10 +1,13 @@
 package policy
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -287,5 +290,146 @@ func TestFromEnvErrorsSayTheirPrefixOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// autoPolicy is a policy file with the autoApprove list in auto (YAML,
+// indented as a top-level value) and a permissive rule for everyone else.
+func autoPolicy(t *testing.T, auto string) (string, error) {
+	t.Helper()
+	f := write(t, t.TempDir(), "policy.yaml", "version: 1\nautoApprove:\n"+auto)
+	_, err := Load(f)
+	return f, err
+}
+
+// An autoApprove rule is refused, with the reason and the fix, unless it
+// names only low-risk operations of the risk table, refs and paths;
+// every high- or medium-risk operation is refused by name.
+func TestAutoApproveValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		auto string
+		want string // "" = accepted
+	}{
+		{"commit", "  - name: a\n    agents: [x]\n    operations: [commit, branch, worktree]\n    refs: [\"agent/*\"]\n    paths: [\"/w/*\"]\n", ""},
+		{"reset", "  - name: a\n    agents: [x]\n    operations: [commit, reset]\n    refs: [\"*\"]\n    paths: [\"/w\"]\n", "at /autoApprove/0/operations/1: operation reset is high risk in the gateway's risk table and can never be approved by policy; autoApprove takes only the low-risk operations worktree, commit, branch"},
+		{"discard", "  - name: a\n    agents: [x]\n    operations: [discard]\n    refs: [\"*\"]\n    paths: [\"/w\"]\n", "operation discard is high risk"},
+		{"push", "  - name: a\n    agents: [x]\n    operations: [push]\n    refs: [\"*\"]\n    paths: [\"/w\"]\n", "operation push is medium risk"},
+		{"branchDelete", "  - name: a\n    agents: [x]\n    operations: [branchDelete]\n    refs: [\"*\"]\n    paths: [\"/w\"]\n", "operation branchDelete is medium risk"},
+		{"rebase", "  - name: a\n    agents: [x]\n    operations: [rebase]\n    refs: [\"*\"]\n    paths: [\"/w\"]\n", "remove rebase from this rule"},
+		{"merge", "  - name: a\n    agents: [x]\n    operations: [merge]\n    refs: [\"*\"]\n    paths: [\"/w\"]\n", "operation merge is medium risk"},
+		{"patch", "  - name: a\n    agents: [x]\n    operations: [patch]\n    refs: [\"*\"]\n    paths: [\"/w\"]\n", "operation patch is medium risk"},
+		{"plan", "  - name: a\n    agents: [x]\n    operations: [plan]\n    refs: [\"*\"]\n    paths: [\"/w\"]\n", "operation plan is medium risk"},
+		{"unknown op", "  - name: a\n    agents: [x]\n    operations: [amend]\n    refs: [\"*\"]\n    paths: [\"/w\"]\n", "at /autoApprove/0/operations/0:"},
+		{"no refs", "  - name: a\n    agents: [x]\n    operations: [commit]\n    paths: [\"/w\"]\n", "missing properties: 'refs'"},
+		{"no paths", "  - name: a\n    agents: [x]\n    operations: [commit]\n    refs: [\"*\"]\n", "missing properties: 'paths'"},
+		{"no operations", "  - name: a\n    agents: [x]\n    refs: [\"*\"]\n    paths: [\"/w\"]\n", "missing properties: 'operations'"},
+		{"relative path", "  - name: a\n    agents: [x]\n    operations: [commit]\n    refs: [\"*\"]\n    paths: [\"w/*\"]\n", `at /autoApprove/0/paths/0: path glob "w/*" is not absolute`},
+		{"bad ref glob", "  - name: a\n    agents: [x]\n    operations: [commit]\n    refs: [\"a[\"]\n    paths: [\"/w\"]\n", `at /autoApprove/0/refs/0: "a[" is not a valid glob`},
+		{"duplicate name", "  - name: a\n    agents: [x]\n    operations: [commit]\n    refs: [\"*\"]\n    paths: [\"/w\"]\n  - name: a\n    agents: [y]\n    operations: [commit]\n    refs: [\"*\"]\n    paths: [\"/w\"]\n", `at /autoApprove/1/name: rule name "a" is already used`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := autoPolicy(t, tc.auto)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), f) {
+				t.Fatalf("got %v, want an error naming %s and saying %q", err, f, tc.want)
+			}
+		})
+	}
+}
+
+// The schema's list of operations an autoApprove rule may name is the risk
+// table's low-risk list, so the two cannot drift.
+func TestAutoApproveSchemaIsTheRiskTable(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "schemas", "agent-policy.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Properties struct {
+			AutoApprove struct {
+				Items struct {
+					Properties struct {
+						Operations struct {
+							Items struct {
+								Enum []string `json:"enum"`
+							} `json:"items"`
+						} `json:"operations"`
+					} `json:"properties"`
+				} `json:"items"`
+			} `json:"autoApprove"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := doc.Properties.AutoApprove.Items.Properties.Operations.Items.Enum
+	if want := LowRisk(); !slices.Equal(got, want) || len(want) == 0 {
+		t.Fatalf("schema autoApprove operations %v, risk table's low-risk operations %v", got, want)
+	}
+}
+
+// AutoApprove approves only what the first matching rule's operations,
+// refs and paths all cover; without autoApprove (or without a policy)
+// nothing is approved in advance.
+func TestAutoApprove(t *testing.T) {
+	dir := t.TempDir()
+	work := Canonical(dir)
+	repo := filepath.Join(work, "shop")
+	if err := os.Mkdir(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	glob := filepath.Join(work, "*")
+	body := "version: 1\nautoApprove:\n" +
+		"  - name: evil-first\n    agents: [\"claude-code-evil\"]\n    operations: [branch]\n    refs: [\"none/*\"]\n    paths: [\"/nowhere\"]\n" +
+		"  - name: agent-commits\n    agents: [\"claude-code*\"]\n    operations: [commit, branch]\n    refs: [\"agent/*\"]\n    paths: [" + strconv.Quote(glob) + "]\n"
+	p, err := Load(write(t, dir, "auto.yaml", body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.AutoApproves() {
+		t.Fatal("AutoApproves is false with two rules")
+	}
+	off, err := Load(write(t, dir, "off.yaml", "version: 1\nrules:\n  - name: r\n    agents: [\"*\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := Request{AgentID: "claude-code", OperationType: "commit", RepoPaths: []string{repo}, Refs: []string{"agent/work"}}
+	with := func(f func(*Request)) Request { r := ok; f(&r); return r }
+	for _, tc := range []struct {
+		name string
+		pol  *Policy
+		req  Request
+		want string // "" = waits for the person
+	}{
+		{"commit on agent/*", p, ok, "agent-commits"},
+		{"branch", p, with(func(r *Request) { r.OperationType = "branch" }), "agent-commits"},
+		{"worktree not named", p, with(func(r *Request) { r.OperationType = "worktree" }), ""},
+		{"medium-risk op", p, with(func(r *Request) { r.OperationType = "merge" }), ""},
+		{"ref outside globs", p, with(func(r *Request) { r.Refs = []string{"agent/work", "main"} }), ""},
+		{"* does not cross /", p, with(func(r *Request) { r.Refs = []string{"agent/a/b"} }), ""},
+		{"no refs", p, with(func(r *Request) { r.Refs = nil }), ""},
+		{"path outside globs", p, with(func(r *Request) { r.RepoPaths = []string{repo, "/elsewhere/shop"} }), ""},
+		{"path glob does not cross /", p, with(func(r *Request) { r.RepoPaths = []string{filepath.Join(repo, "sub")} }), ""},
+		{"no paths", p, with(func(r *Request) { r.RepoPaths = nil }), ""},
+		{"other agent", p, with(func(r *Request) { r.AgentID = "cursor" }), ""},
+		{"first matching rule only", p, with(func(r *Request) { r.AgentID = "claude-code-evil" }), ""},
+		{"no autoApprove", off, ok, ""},
+		{"no policy", nil, ok, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, approved := tc.pol.AutoApprove(tc.req)
+			if got != tc.want || approved != (tc.want != "") {
+				t.Fatalf("AutoApprove = %q, %v; want %q", got, approved, tc.want)
+			}
+		})
+	}
+	if off.AutoApproves() || (*Policy)(nil).AutoApproves() {
+		t.Fatal("AutoApproves without autoApprove rules")
 	}
 }

@@ -245,8 +245,15 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request, op string) {
 		writeJSON(w, http.StatusOK, map[string]any{"previewId": got.ID, "status": got.Status, "expiresAt": stamp(got.ExpiresAt)})
 		return
 	}
-	s.notify(got)
-	writeJSON(w, http.StatusAccepted, map[string]any{"previewId": got.ID, "status": journal.Pending, "expiresAt": stamp(got.ExpiresAt)})
+	// A proposal the person's policy approves in advance is announced as
+	// approved, never as waiting for a decision nobody needs to make.
+	status := journal.Pending
+	if q, ok := s.approveByPolicy(got, preq, rev); ok {
+		status = q.Status
+	} else {
+		s.notify(got)
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"previewId": got.ID, "status": status, "expiresAt": stamp(got.ExpiresAt)})
 }
 
 // refuseQuota answers a proposal the intake quota has no room for: 429

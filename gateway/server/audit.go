@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/fluxgit/fluxgit/gateway/journal"
@@ -68,6 +69,12 @@ func proposalEvent(p journal.Proposal, eventType, approval, result, summary stri
 }
 
 func (s *Server) auditDecision(p journal.Proposal, approved bool, by string) {
+	if rule, ok := strings.CutPrefix(by, PolicyDecider); ok && approved {
+		// The person decided in advance, in their own policy file.
+		s.append(proposalEvent(p, audit.EventHumanDecision, audit.ApprovalApproved, audit.ResultSuccess,
+			"proposal approved by policy "+rule+" (an autoApprove rule of the person's agent policy)"))
+		return
+	}
 	if approved {
 		s.append(proposalEvent(p, audit.EventHumanDecision, audit.ApprovalApproved, audit.ResultSuccess,
 			"proposal approved by a person "+surface(by)))

@@ -13,6 +13,8 @@ import (
 
 	"github.com/fluxgit/fluxgit/gateway/execute"
 	"github.com/fluxgit/fluxgit/gateway/journal"
+	"github.com/fluxgit/fluxgit/gateway/policy"
+	"github.com/fluxgit/fluxgit/internal/credpaths"
 )
 
 // Decision is a person's verdict on a pending proposal.
@@ -124,6 +126,46 @@ func (s *Server) Decide(ctx context.Context, id string, d Decision) (journal.Pro
 	s.auditDecision(q, true, d.By)
 	s.kick()
 	return q, nil
+}
+
+// PolicyDecider is the DecidedBy prefix of a proposal an autoApprove rule
+// of the person's agent policy approved: "policy <rule>".
+const PolicyDecider = "policy "
+
+// approveByPolicy approves the freshly submitted pending proposal p when
+// an autoApprove rule of the person's policy covers it (CONTRACT §10: the
+// person deciding in advance): DecidedBy "policy <rule>", audited as
+// approved by policy <rule>, executed by the worker behind a restore
+// point like any approval. It declines — p waits for the person — when no
+// rule covers it, when the review asks for a confirmation only a person
+// can give, or when the policy file has become reachable by an agent's
+// read tools since the gateway started (an approved write could then
+// rewrite the rule).
+func (s *Server) approveByPolicy(p journal.Proposal, req policy.Request, rev execute.Review) (journal.Proposal, bool) {
+	rule, ok := s.cfg.Policy.AutoApprove(req)
+	if !ok {
+		return p, false
+	}
+	if err := execute.CheckConfirmations(rev, execute.Confirmations{}); err != nil {
+		return p, false
+	}
+	if why, reach := credpaths.Reachable(s.cfg.Policy.File(), s.cfg.AllowedRoots); reach {
+		s.log.Warn("auto-approval skipped: the agent policy is now reachable by an agent's read tools; the proposal waits for the person",
+			"rule", rule, "file", s.cfg.Policy.File(), "why", why, "id", p.ID)
+		return p, false
+	}
+	by := PolicyDecider + rule
+	q, err := s.journal.Transition(p.ID, []journal.Status{journal.Pending}, journal.Approved, func(q *journal.Proposal) {
+		q.DecidedBy, q.DecidedAt = by, s.now()
+	})
+	if err != nil {
+		s.log.Error("auto-approve by policy", "id", p.ID, "rule", rule, "err", err)
+		return p, false
+	}
+	s.notify(q)
+	s.auditDecision(q, true, by)
+	s.kick()
+	return q, true
 }
 
 // Reconcile settles a proposal that was executing when the gateway

@@ -87,6 +87,12 @@ type Config struct {
 	// Policy is the agent policy; nil allows every agent every operation
 	// (a person still approves each one).
 	Policy *policy.Policy
+	// AllowedRoots are the FLUXGIT_MCP_ALLOWED_ROOTS the gateway started
+	// with (canonical). Before a policy's autoApprove rule approves a
+	// proposal, the gateway checks again that the policy file lies outside
+	// them and every git work tree (credpaths.Reachable); if it no longer
+	// does, the proposal waits for the person.
+	AllowedRoots []string
 	// Ledger receives human decisions and execution outcomes; nil
 	// disables auditing.
 	Ledger *audit.Ledger

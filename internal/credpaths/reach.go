@@ -164,6 +164,10 @@ func gatewayState(getenv func(string) string, runDir, secretDir string) []State 
 	return out
 }
 
+// LabelAgentPolicy is the State label of the agent policy file, so the
+// gateway can add to its refusal when the policy approves in advance.
+const LabelAgentPolicy = "agent policy"
+
 // envState is the credential and policy files the gateway reads.
 func envState(getenv func(string) string) []State {
 	var out []State
@@ -176,7 +180,7 @@ func envState(getenv func(string) string) []State {
 	add("audit signing key", EnvSignKey, "key")
 	// An agent policy inside a work tree is a rule an approved patch could
 	// rewrite (CONTRACT §10): the same check refuses it.
-	add("agent policy", EnvAgentPolicy, "policy file")
+	add(LabelAgentPolicy, EnvAgentPolicy, "policy file")
 	return out
 }
 

@@ -172,6 +172,7 @@
       $(g + '-count').textContent = String(list.length);
       if (g !== 'pending') $(g).hidden = list.length === 0;
     });
+    selectable(groups.pending);
     var pendingTotal = typeof st.pendingTotal === 'number' ? st.pendingTotal : groups.pending.length;
     $('pending-count').textContent = String(pendingTotal);
     setTitle(pendingTotal);
@@ -190,6 +191,73 @@
     renderRestore(st.restorePoints || [], st.restorePointsError);
     renderHistory(st.history || []);
     tick();
+  }
+
+  // ---- approving several cards at once (issue 25) ----
+
+  // needsConfirmation: a card whose review asks the person to type, tick
+  // or acknowledge something is approved on its own, never in a batch.
+  function needsConfirmation(p) {
+    var r = (p.review || {}).requires || {};
+    return !!(r.typeBranch || r.forcePush || (r.destructiveSteps && r.destructiveSteps.length));
+  }
+
+  // selectable gives each pending card that needs no confirmation a
+  // "select" box (once per card node) and shows the Approve selected bar
+  // when there is one.
+  function selectable(pending) {
+    var any = false;
+    pending.forEach(function (p) {
+      var card = document.querySelector('#pending-cards article.card[data-preview-id="' + CSS.escape(p.previewId) + '"]');
+      if (!card || needsConfirmation(p)) return;
+      any = true;
+      if (card.querySelector('input.select')) return;
+      var box = el('input', { type: 'checkbox', class: 'select', 'data-select': p.previewId, 'aria-label': 'Select ' + p.previewId });
+      box.addEventListener('change', updateBatch);
+      var head = card.querySelector('.card-head');
+      head.insertBefore(el('label', { class: 'select-label', title: 'Select for Approve selected' }, box), head.firstChild);
+    });
+    $('batch').hidden = !any;
+    updateBatch();
+  }
+
+  function selectedIds() {
+    return Array.from(document.querySelectorAll('#pending-cards input.select:checked')).map(function (b) { return b.getAttribute('data-select'); });
+  }
+
+  function updateBatch() {
+    var n = selectedIds().length;
+    var btn = $('approve-selected');
+    btn.disabled = n === 0 || state.batchBusy;
+    btn.textContent = n > 0 ? 'Approve selected (' + n + ')' : 'Approve selected';
+  }
+
+  // approveSelected approves the ticked cards one after another, each with
+  // the page's own session (cookie, CSRF token, same origin), as if its
+  // Approve button were pressed; a refusal shows on its card and the rest
+  // go on.
+  function approveSelected() {
+    var ids = selectedIds();
+    if (!ids.length) return;
+    state.batchBusy = true;
+    updateBatch();
+    ids.reduce(function (chain, id) {
+      return chain.then(function () {
+        var card = document.querySelector('#pending-cards article.card[data-preview-id="' + CSS.escape(id) + '"]');
+        return post('/ui/api/proposals/' + encodeURIComponent(id) + '/approve', {}, card).catch(function () {});
+      });
+    }, Promise.resolve()).then(function () {
+      state.batchBusy = false;
+      updateBatch();
+    });
+  }
+
+  // decider is who decided, as the history says it: a rule of the
+  // person's policy is named as such.
+  function decider(by) {
+    if (!by) return '';
+    if (by.indexOf('policy ') === 0) return 'approved by policy ' + by.slice(7);
+    return 'by ' + by;
   }
 
   // renderPager says which pending proposals this page shows when it does
@@ -704,7 +772,7 @@
           el('span', { class: 'badge status status-' + p.status, text: p.status }),
           el('span', { class: 'badge op', text: p.operationType }),
           el('span', { class: 'mono', text: p.repoPath }),
-          el('span', { class: 'muted', text: (p.decidedBy ? 'by ' + p.decidedBy + ' · ' : '') + when(p.decidedAt || p.updatedAt) })),
+          el('span', { class: 'muted' + (String(p.decidedBy || '').indexOf('policy ') === 0 ? ' by-policy' : ''), 'data-decided-by': p.decidedBy || null, text: (p.decidedBy ? decider(p.decidedBy) + ' · ' : '') + when(p.decidedAt || p.updatedAt) })),
         el('div', { class: 'hist-body' },
           el('span', { class: 'muted', text: p.agentId + ': ' }),
           el('span', { text: p.summary || p.reason })),
@@ -818,6 +886,7 @@
   function start() {
     $('address').textContent = location.host;
     $('notify-ask').addEventListener('click', askNotify);
+    $('approve-selected').addEventListener('click', approveSelected);
     setNotify();
     $('pending-next').addEventListener('click', function () {
       state.pendingOffset += Number(state.pendingLimit) || 50;
