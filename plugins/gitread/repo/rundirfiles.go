@@ -55,11 +55,9 @@ func RunDirFor(arg string) (string, error) {
 	return dir, nil
 }
 
-// RegistryEntry is one <runDir>/repos/<id>.path file.
-type RegistryEntry struct {
-	ID   string // the registry file's name without ".path"
-	Path string // canonical repository path
-}
+// RegistryEntry is one <runDir>/repos/<id>.path file; the format is
+// internal/rundir's, this package only filters the list.
+type RegistryEntry = rundir.Entry
 
 // ReadRegistry lists the registry, canonicalizing each path. Entries that
 // do not resolve are skipped; with allowed roots, entries outside them are
@@ -83,7 +81,7 @@ func ReadRegistry(runDir string, roots []string) (entries []RegistryEntry, exclu
 			continue
 		}
 		seen[e.Path] = true
-		entries = append(entries, RegistryEntry{ID: e.ID, Path: e.Path})
+		entries = append(entries, e)
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
 	return entries, excluded
