@@ -391,8 +391,8 @@ func (x *execution) patch(ctx context.Context, r *operation.PatchStep, inPlan bo
 	var pd json.RawMessage
 	if cp != nil {
 		// Keep the patch beside the record, so Undo can reverse it.
-		name := rundir.PatchName(cp.repoID)
-		if err := rundir.WritePatch(e.runDir, cp.repoID, []byte(r.PatchContent)); err != nil {
+		name := rundir.PointPatchName(cp.repoID)
+		if err := rundir.WritePatchFile(e.runDir, name, []byte(r.PatchContent)); err != nil {
 			cp.abandon()
 			return failed("patch not started: cannot keep a copy for undo: %v", err)
 		}
