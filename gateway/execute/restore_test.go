@@ -412,6 +412,10 @@ func mustGetwd(t *testing.T) string {
 // discard's safety stash is dropped by its undo, and what cannot be
 // undone says why.
 func TestUndoStack(t *testing.T) {
+	for _, v := range []string{"FLUXGIT_MCP_HANDSHAKE_ADDR", "FLUXGIT_GATEWAY_URL"} {
+		t.Setenv(v, "")
+	}
+	t.Setenv("FLUXGIT_GATEWAY_ADDR", "127.0.0.1:4000") // the flux.* tools are gated on a gateway address
 	ctx := context.Background()
 	runDir := isolate(t)
 	repo := newRepo(t)
@@ -483,6 +487,9 @@ func TestUndoStack(t *testing.T) {
 		if list := git(t, repo, "stash", "list"); (list == "") != (s.stashCount == 0) {
 			t.Fatalf("step %d: stash list %q, want %d entries", i, list, s.stashCount)
 		}
+		if i == 1 {
+			checkFluxStack(t, repo, runDir)
+		}
 	}
 	if _, err := e.Redo(ctx, repo); err == nil || !strings.Contains(err.Error(), "nothing to redo") {
 		t.Fatalf("redo past the top: %v", err)
@@ -496,5 +503,42 @@ func TestUndoStack(t *testing.T) {
 	}
 	if _, err := e.Undo(ctx, repo); err == nil || !strings.Contains(err.Error(), "no longer") {
 		t.Fatalf("undo after a manual commit: %v", err)
+	}
+}
+
+// checkFluxStack: after two of three restore points are undone,
+// flux.restorePoints lists all three newest first, and reports exactly
+// what the gateway can do: redo the merge (not the discard above it), undo
+// the commit, and why the discard can be neither.
+func checkFluxStack(t *testing.T, repo, runDir string) {
+	t.Helper()
+	args, _ := json.Marshal(map[string]any{"repoPath": repo, "runDir": runDir})
+	res, err := gitread.New().CallTool(context.Background(), &sdk.Call{Tool: "flux.restorePoints", Arguments: args})
+	if err != nil || res.Error != nil {
+		t.Fatalf("flux.restorePoints: %v %+v", err, res.Error)
+	}
+	var d struct {
+		RestorePoints []gitread.RestorePoint `json:"restorePoints"`
+	}
+	if err := json.Unmarshal(res.Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		op               string
+		canUndo, canRedo bool
+		why              string
+	}{
+		{"discard", false, false, "older undone restore points must be redone first"},
+		{"merge", false, true, ""},
+		{"commit", true, false, ""},
+	}
+	if len(d.RestorePoints) != len(tests) {
+		t.Fatalf("flux.restorePoints: %s", res.Data)
+	}
+	for i, tt := range tests {
+		rp := d.RestorePoints[i]
+		if *rp.Operation != tt.op || rp.CanUndo != tt.canUndo || rp.CanRedo != tt.canRedo || !strings.Contains(rp.WhyNot, tt.why) || (tt.why == "") != (rp.WhyNot == "") {
+			t.Fatalf("point %d: %+v, want %+v", i, rp, tt)
+		}
 	}
 }
