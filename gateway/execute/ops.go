@@ -400,6 +400,9 @@ func (x *execution) patch(ctx context.Context, r *operation.PatchStep, inPlan bo
 	}
 	if _, err := e.run(ctx, repo, append(mode, "--end-of-options", f.Name())...); err != nil {
 		cp.abandon()
+		if cp != nil {
+			_ = rundir.RemoveFile(e.runDir, planOf(record{Plan: pd}).PatchFile)
+		}
 		return failed("git apply failed after its check passed: %s", details(err))
 	}
 	if err := cp.complete(head, func(rec *record) {
