@@ -24,7 +24,10 @@ func (p *Provider) fluxLatestRestorePoint(ctx context.Context, call *sdk.Call) (
 	if err != nil {
 		return nil, err
 	}
-	d := &LatestRestorePointData{RestorePoints: rps, RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
+	// restorePoints holds the latest point only (the reference's shape,
+	// one element); restoreCount counts the whole stack, which
+	// flux.restorePoints lists.
+	d := &LatestRestorePointData{RestorePoints: rps[:min(len(rps), 1)], RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: fxApprovalMessage}
 	if len(rps) > 0 {
 		d.LatestRestorePoint = &rps[0]
 	}
