@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fluxgit/fluxgit/tests/browser"
 )
 
 // restoreCLI runs `fluxgit gateway undo|redo --repo repo` as a person does:
@@ -154,5 +156,25 @@ func TestGatewayUndoRedoStack(t *testing.T) {
 	}
 	if strings.Join(ledger, " ") != "gateway.undo:success gateway.undo:success gateway.undo:success gateway.redo:success gateway.redo:success gateway.redo:success gateway.redo:error gateway.undo:error" {
 		t.Fatalf("ledger entries %v", ledger)
+	}
+}
+
+// A push cannot be undone locally: after it completes, its history row on
+// the page says so, and the restore list offers no Undo for it (the
+// gateway takes no restore point for a push).
+func TestGatewayPushNotUndoableInBrowser(t *testing.T) {
+	b := browser.Start(t)
+	l := newLoop(t)
+	repo := e2eRepo(t)
+	bare := filepath.Join(canonicalTempDir(t), "remote.git")
+	git(t, repo, "init", "-q", "--bare", bare)
+	git(t, repo, "remote", "add", "origin", bare)
+	id := l.propose("push", repo, map[string]any{"branch": "main"})
+	approveOnPage(t, l.g, id, nil)
+	l.awaitStatus(id, "completed")
+	b.Navigate(l.g.page)
+	b.WaitText(`section#history li[data-preview-id="`+id+`"] .not-undoable`, "Cannot be undone here", 0)
+	if els := b.FindAll(`button[data-action="undo"]`); len(els) != 0 {
+		t.Fatalf("the page offers %d Undo button(s) after a push alone", len(els))
 	}
 }
