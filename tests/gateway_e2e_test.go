@@ -356,18 +356,46 @@ func TestGatewayApproveMergeInBrowser(t *testing.T) {
 
 	checkSharedLedger(t, l.g, id, repo)
 
+	// Undo asks first: the click shows what will happen, and nothing is
+	// undone until the person confirms in the page.
 	b.WaitClick(`button[data-action="undo"][data-repo="`+repo+`"]`, 0)
-	deadline := time.Now().Add(30 * time.Second)
-	for revParse(t, repo, "main") != before {
-		if time.Now().After(deadline) {
-			t.Fatal("undo did not restore main")
-		}
-		time.Sleep(100 * time.Millisecond)
+	b.WaitText(`li.restore[data-repo="`+repo+`"] .rp-confirm`, "Undo the merge on refs/heads/main?", 0)
+	time.Sleep(700 * time.Millisecond)
+	if revParse(t, repo, "main") != head {
+		t.Fatal("the Undo button undid without asking for confirmation")
 	}
+	b.WaitClick(`button[data-action="cancel-undo"]`, 0)
+	b.WaitClick(`button[data-action="undo"][data-repo="`+repo+`"]`, 0)
+	b.WaitClick(`button[data-action="confirm-undo"][data-repo="`+repo+`"]`, 0)
+	waitRev(t, repo, "main", before, "undo did not restore main")
 	rp, _ = l.tool("flux.latestRestorePoint", map[string]any{"repoPath": repo})
 	latest = latestRestorePoint(rp)
 	if latest == nil || latest["canUndo"] != false || latest["canRedo"] != true {
 		t.Fatalf("after undo: %s", jsonOf(rp))
+	}
+	b.WaitFor(`li.restore-action[data-action="undo"][data-ok="true"]`, 0)
+	b.WaitText(`li.restore[data-repo="`+repo+`"] [data-why="undo"]`, "Cannot undo", 0)
+	// Redo asks too, and puts the merge back.
+	b.WaitClick(`button[data-action="redo"][data-repo="`+repo+`"]`, 0)
+	b.WaitClick(`button[data-action="confirm-redo"][data-repo="`+repo+`"]`, 0)
+	waitRev(t, repo, "main", head, "redo did not put the merge back")
+	b.WaitFor(`li.restore-action[data-action="redo"][data-ok="true"]`, 0)
+	if *updateScreenshot {
+		b.WaitClick(`button[data-action="undo"][data-repo="`+repo+`"]`, 0)
+		b.WaitFor(`button[data-action="confirm-undo"]`, 0)
+		b.SaveScreenshot(filepath.Join("screenshots", "undo-confirm.png"))
+	}
+}
+
+// waitRev waits until rev names want in repo.
+func waitRev(t *testing.T, repo, rev, want, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for revParse(t, repo, rev) != want {
+		if time.Now().After(deadline) {
+			t.Fatal(msg)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

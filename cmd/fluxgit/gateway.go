@@ -89,7 +89,7 @@ func newGatewayCmd(g *globalOptions) *cobra.Command {
 	cmd.Flags().Int64Var(&o.maxBytesPerAgent, "max-stored-bytes-per-agent", server.DefaultMaxStoredBytesPerAgent, "proposal body bytes the journal keeps for one agent id, decided ones included until pruned an hour after they end")
 	cmd.Flags().Int64Var(&o.maxBytes, "max-stored-bytes", server.DefaultMaxStoredBytes, "proposal body bytes the journal keeps for all agents together")
 	cmd.AddCommand(newGatewayListCmd(o), newGatewayShowCmd(o), newGatewayApproveCmd(o), newGatewayRejectCmd(o),
-		newGatewayReconcileCmd(o), newGatewayUndoCmd(o), newGatewayWatchCmd(o))
+		newGatewayReconcileCmd(o), newGatewayUndoCmd(o), newGatewayRedoCmd(o), newGatewayWatchCmd(o))
 	return cmd
 }
 
@@ -566,14 +566,28 @@ func newGatewayReconcileCmd(o *gatewayOptions) *cobra.Command {
 }
 
 func newGatewayUndoCmd(o *gatewayOptions) *cobra.Command {
+	return newGatewayRestoreCmd(o, "undo",
+		"Undo the newest restore point of a repository not undone yet (again: the one before)",
+		"Undo the newest restore point of %s that is not undone yet (a commit: git reset --soft, its changes stay staged; others: git reset --keep, which refuses rather than lose local changes)?")
+}
+
+func newGatewayRedoCmd(o *gatewayOptions) *cobra.Command {
+	return newGatewayRestoreCmd(o, "redo",
+		"Redo the restore point of a repository undone last",
+		"Redo the restore point of %s undone last?")
+}
+
+// newGatewayRestoreCmd is `gateway undo` or `gateway redo`: both ask on the
+// terminal first, and the gateway records each in its history and ledger.
+func newGatewayRestoreCmd(o *gatewayOptions, action, short, question string) *cobra.Command {
 	var repo string
 	cmd := &cobra.Command{
-		Use:   "undo --repo PATH",
-		Short: "Undo the latest restore point of a repository (git reset --keep to before it)",
+		Use:   action + " --repo PATH",
+		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if strings.TrimSpace(repo) == "" {
-				return &exitError{code: exitUsage, err: errors.New("undo needs --repo PATH: the repository whose latest restore point to undo")}
+				return &exitError{code: exitUsage, err: fmt.Errorf("%s needs --repo PATH: the repository whose restore point to %s", action, action)}
 			}
 			abs, err := filepath.Abs(repo)
 			if err != nil {
@@ -583,14 +597,22 @@ func newGatewayUndoCmd(o *gatewayOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := confirmOnTerminal("undo", "Undo the latest restore point of "+abs+" (git reset --keep to before it)?"); err != nil {
+			if err := confirmOnTerminal(action, fmt.Sprintf(question, abs)); err != nil {
 				return err
 			}
-			u, err := c.Undo(cmd.Context(), abs)
+			f := c.Undo
+			if action == "redo" {
+				f = c.Redo
+			}
+			u, err := f(cmd.Context(), abs)
 			if err != nil {
 				return clientErr(err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Undone: %s %s is back at %s (was %s).\n", u.RepoPath, u.Branch, u.Before, u.After)
+			past := map[string]string{"undo": "Undone", "redo": "Redone"}[action]
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: the %s %s in %s (%s).\n", past, u.Operation, u.ID, u.RepoPath, u.How)
+			if u.DroppedStash != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "The changes are back in the work tree; the safety stash %s was dropped.\n", u.DroppedStash)
+			}
 			return nil
 		},
 	}

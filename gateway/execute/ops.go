@@ -391,8 +391,8 @@ func (x *execution) patch(ctx context.Context, r *operation.PatchStep, inPlan bo
 	var pd json.RawMessage
 	if cp != nil {
 		// Keep the patch beside the record, so Undo can reverse it.
-		name := rundir.PatchName(cp.repoID)
-		if err := rundir.WritePatch(e.runDir, cp.repoID, []byte(r.PatchContent)); err != nil {
+		name := rundir.PointPatchName(cp.repoID)
+		if err := rundir.WritePatchFile(e.runDir, name, []byte(r.PatchContent)); err != nil {
 			cp.abandon()
 			return failed("patch not started: cannot keep a copy for undo: %v", err)
 		}
@@ -400,6 +400,9 @@ func (x *execution) patch(ctx context.Context, r *operation.PatchStep, inPlan bo
 	}
 	if _, err := e.run(ctx, repo, append(mode, "--end-of-options", f.Name())...); err != nil {
 		cp.abandon()
+		if cp != nil {
+			_ = rundir.RemoveFile(e.runDir, planOf(record{Plan: pd}).PatchFile)
+		}
 		return failed("git apply failed after its check passed: %s", details(err))
 	}
 	if err := cp.complete(head, func(rec *record) {

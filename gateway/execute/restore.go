@@ -23,17 +23,16 @@ func strp(s string) *string {
 	return &s
 }
 
-// checkpoint is a restore point being taken: written before the mutation
-// with after_commit null, completed after it, or put back to the previous
-// record when the operation changed nothing. A nil checkpoint (plan steps
-// run under the plan's own) does nothing.
+// checkpoint is a restore point being taken: pushed on the repository's
+// restore stack before the mutation with after_commit null, completed
+// after it, or the stack put back when the operation changed nothing. A
+// nil checkpoint (plan steps run under the plan's own) does nothing.
 type checkpoint struct {
-	e       *Executor
-	repo    string
-	repoID  string
-	rec     record
-	prev    []byte // the record this one replaces; nil when none existed
-	hadPrev bool
+	e      *Executor
+	repo   string
+	repoID string
+	rec    record
+	prev   rundir.Stack // the stack before this point was pushed
 }
 
 // registryID returns the repository's id in <runDir>/repos (the first
@@ -53,7 +52,24 @@ func (e *Executor) registryID(repo string, create bool) (string, error) {
 	return id, nil
 }
 
-// begin writes the restore record of an operation about to mutate repo.
+// stack reads repository id's restore stack. A repository with no stack
+// but a latest record (written by an older gateway or the FluxGit app)
+// starts its stack with that record.
+func (e *Executor) stack(id string) (rundir.Stack, error) {
+	st, err := rundir.ReadStack(e.runDir, id, nil)
+	if err != nil {
+		return st, err
+	}
+	if len(st.Points) == 0 {
+		if rec, err := rundir.ReadRecord(e.runDir, id, nil); err == nil {
+			st.Points = []record{rec}
+		}
+	}
+	return st, nil
+}
+
+// begin pushes the restore point of an operation about to mutate repo on
+// its restore stack (and so into the latest record <id>.json).
 func (e *Executor) begin(repo string, rec record) (*checkpoint, error) {
 	id, err := e.registryID(repo, true)
 	if err != nil {
@@ -64,19 +80,29 @@ func (e *Executor) begin(repo string, rec record) (*checkpoint, error) {
 	if len(rec.Plan) == 0 {
 		rec.Plan = json.RawMessage("null")
 	}
-	c := &checkpoint{e: e, repo: repo, repoID: id, rec: rec}
-	c.prev, err = rundir.ReadRecordFile(e.runDir, id, nil)
-	c.hadPrev = err == nil
+	prev, err := e.stack(id)
+	if err != nil {
+		return nil, fmt.Errorf("read the restore stack of %s: %w", repo, err)
+	}
+	c := &checkpoint{e: e, repo: repo, repoID: id, rec: rec, prev: prev}
 	if err := c.write(); err != nil {
 		return nil, fmt.Errorf("write the restore point of %s: %w", repo, err)
 	}
 	return c, nil
 }
 
-func (c *checkpoint) write() error { return rundir.WriteRecord(c.e.runDir, c.repoID, c.rec) }
+// write puts the stack back as begin found it, minus its redo side (the
+// undone points above the cursor: a new operation replaces what could be
+// redone, as in an editor), plus this point on top.
+func (c *checkpoint) write() error {
+	pts := slices.Clone(c.prev.Points[:c.prev.Cursor()+1])
+	pts = append(pts, c.rec)
+	return rundir.WriteStack(c.e.runDir, c.repoID, rundir.Stack{Points: pts})
+}
 
 // complete records the commit the operation left (and, for a plan, the
-// branch it ended on).
+// branch it ended on), and removes the patch copies of the points the new
+// one pushed off the stack.
 func (c *checkpoint) complete(after string, mut func(*record)) error {
 	if c == nil {
 		return nil
@@ -85,20 +111,37 @@ func (c *checkpoint) complete(after string, mut func(*record)) error {
 	if mut != nil {
 		mut(&c.rec)
 	}
-	return c.write()
+	if err := c.write(); err != nil {
+		return err
+	}
+	kept := map[string]bool{}
+	if st, err := rundir.ReadStack(c.e.runDir, c.repoID, nil); err == nil {
+		for _, p := range st.Points {
+			kept[planOf(p).PatchFile] = true
+		}
+	}
+	for _, p := range c.prev.Points {
+		if f := planOf(p).PatchFile; f != "" && !kept[f] {
+			_ = rundir.RemoveFile(c.e.runDir, f)
+		}
+	}
+	return nil
 }
 
-// abandon puts back the record this checkpoint replaced: the operation
+// abandon puts back the stack this checkpoint was pushed on: the operation
 // changed nothing, and the previous restore point stays the latest.
 func (c *checkpoint) abandon() {
 	if c == nil {
 		return
 	}
-	if c.hadPrev {
-		_ = rundir.WriteRecordFile(c.e.runDir, c.repoID, c.prev)
-		return
-	}
-	_ = rundir.RemoveRecord(c.e.runDir, c.repoID)
+	_ = rundir.WriteStack(c.e.runDir, c.repoID, c.prev)
+}
+
+// planOf decodes a record's opaque plan details (zero when it has none).
+func planOf(r record) planDetails {
+	var pd planDetails
+	_ = json.Unmarshal(r.Plan, &pd)
+	return pd
 }
 
 // id is the restore point id gitread reports.
@@ -138,28 +181,65 @@ func (e *Executor) canUndo(ctx context.Context, repo string, rec record) (bool, 
 	if rec.AfterCommit == nil {
 		return false, "the operation of the restore point did not finish"
 	}
+	return e.refsAt(ctx, repo, rec, *rec.AfterCommit, "where the operation left it")
+}
+
+// canRedo is the mirror rule: undone, the branch matches, HEAD is the
+// recorded before commit (where the undo left it).
+func (e *Executor) canRedo(ctx context.Context, repo string, rec record) (bool, string) {
+	if !rec.Undone {
+		return false, "the restore point is not undone"
+	}
+	if rec.AfterCommit == nil {
+		return false, "the operation of the restore point did not finish"
+	}
+	before := *rec.AfterCommit
+	if rec.BeforeCommit != nil && movesHead(rec) {
+		before = *rec.BeforeCommit
+	}
+	return e.refsAt(ctx, repo, rec, before, "where the undo left it")
+}
+
+// movesHead reports whether undoing rec moves HEAD (everything but a
+// discard or a patch, which change only the work tree and index).
+func movesHead(rec record) bool {
+	pd := planOf(rec)
+	switch {
+	case rec.Operation == "discard" && pd.SafetyStash != "", rec.Operation == "patch" && pd.PatchFile != "":
+		return false
+	}
+	return true
+}
+
+// refsAt checks that repo has rec's branch checked out at commit want.
+func (e *Executor) refsAt(ctx context.Context, repo string, rec record, want, where string) (bool, string) {
 	head, branch, err := e.headState(ctx, repo)
 	if err != nil {
 		return false, err.Error()
 	}
-	want := ""
+	wantBranch := ""
 	if rec.BranchRef != nil {
-		want = *rec.BranchRef
+		wantBranch = *rec.BranchRef
 	}
-	if branch != want {
-		return false, fmt.Sprintf("the checked-out branch is %s, the restore point is for %s", orDetached(branch), orDetached(want))
+	if branch != wantBranch {
+		return false, fmt.Sprintf("the checked-out branch is %s, the restore point is for %s", orDetached(branch), orDetached(wantBranch))
 	}
-	if head != *rec.AfterCommit {
-		return false, fmt.Sprintf("HEAD is %s, no longer %s where the operation left it", orNone(head), *rec.AfterCommit)
+	if head != want {
+		return false, fmt.Sprintf("HEAD is %s, no longer %s %s (something else changed the branch since)", orNone(head), want, where)
 	}
 	return true, ""
 }
 
-// UndoResult describes an undone restore point.
+// UndoResult describes an undone (or redone) restore point.
 type UndoResult struct {
 	RepoPath, RepoID, Before, After, Branch string
-	// Operation is the restore point's operation.
-	Operation string
+	// Operation is the restore point's operation, ID its restore point id.
+	Operation, ID string
+	// How is what was done, in git's words ("git reset --soft <oid>").
+	How string
+	// DroppedStash is a discard's safety stash dropped by its undo: the
+	// changes are back in the work tree, so the stash is no longer needed.
+	DroppedStash string
 }
 
 // planDetails is the opaque "plan" value of a record: plan steps, or the
@@ -174,70 +254,145 @@ type planDetails struct {
 	Steps        []string `json:"steps,omitempty"`
 }
 
-// Undo undoes the latest restore point of the repository at repoPath when
-// it can be undone (not undone, same branch, HEAD where the operation left
-// it): `git reset --keep <before>`, which refuses rather than overwrite
-// local changes, then marks the record undone. A discard (HEAD did not
-// move) is undone by applying its safety stash instead, and a submodule
-// "return" by checking the previous commit (and branch) out again in the
-// submodule; a patch is reversed with `git apply -R` (checked first) from
-// the copy kept beside the record. Other operations that did not move HEAD
-// (a plan of work-tree steps only) cannot be undone; the error says so.
-func (e *Executor) Undo(ctx context.Context, repoPath string) (UndoResult, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// target finds the point Undo (redo false) or Redo takes next on
+// repository repoPath's restore stack.
+func (e *Executor) target(ctx context.Context, repoPath string, redo bool) (string, string, rundir.Stack, int, error) {
 	top, _, err := e.resolveRepo(ctx, "repoPath", repoPath)
 	if err != nil {
-		return UndoResult{}, err
+		return "", "", rundir.Stack{}, 0, err
 	}
 	id, err := e.registryID(top, false)
 	if err != nil {
-		return UndoResult{}, err
+		return "", "", rundir.Stack{}, 0, err
 	}
 	if id == "" {
-		return UndoResult{}, fmt.Errorf("no restore point is registered for %s", top)
+		return "", "", rundir.Stack{}, 0, fmt.Errorf("no restore point is registered for %s: the gateway has not changed it", top)
 	}
-	b, err := rundir.ReadRecordFile(e.runDir, id, nil)
+	st, err := e.stack(id)
 	if err != nil {
-		return UndoResult{}, fmt.Errorf("no restore point for %s: %w", top, err)
+		return "", "", st, 0, err
 	}
-	rec, err := rundir.ParseRecord(b)
+	if len(st.Points) == 0 {
+		return "", "", st, 0, fmt.Errorf("no restore point for %s", top)
+	}
+	i := st.Cursor()
+	if redo {
+		i++
+		if i >= len(st.Points) {
+			return "", "", st, 0, fmt.Errorf("nothing to redo in %s: no restore point was undone since the last operation", top)
+		}
+		return top, id, st, i, nil
+	}
+	if i < 0 {
+		return "", "", st, 0, fmt.Errorf("nothing left to undo in %s: every restore point the gateway keeps (%d) is undone", top, len(st.Points))
+	}
+	return top, id, st, i, nil
+}
+
+// Undo undoes the newest restore point of the repository at repoPath that
+// is not undone yet, when its refs are still where the gateway left them
+// (same branch, HEAD at its after commit); called again it undoes the one
+// before, and Redo takes them back in order. How each operation is undone
+// (none loses the person's work; each refuses rather than overwrite local
+// changes):
+//
+//   - commit: `git reset --soft <before>`: the commit leaves the branch and
+//     its changes stay staged, files it added included (a --keep reset
+//     would delete them from the work tree).
+//   - reset soft or mixed: the same mode back to <before> (neither touches
+//     the work tree, which still holds what the branch had).
+//   - discard: its safety stash applied back (`git stash apply --index`),
+//     then dropped from the stash list: the changes are back.
+//   - patch: reversed with `git apply -R`, checked first, from the copy kept
+//     beside the stack.
+//   - submodulePointer return: the previous commit (and branch) checked
+//     out again in the submodule.
+//   - every other (merge, rebase, hard reset, plan, submodule record):
+//     `git reset --keep <before>`.
+func (e *Executor) Undo(ctx context.Context, repoPath string) (UndoResult, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	top, id, st, i, err := e.target(ctx, repoPath, false)
 	if err != nil {
-		return UndoResult{}, fmt.Errorf("the restore record of %s is not valid JSON: %w", top, err)
+		return UndoResult{}, err
 	}
+	rec := st.Points[i]
 	if ok, why := e.canUndo(ctx, top, rec); !ok {
-		return UndoResult{}, fmt.Errorf("the latest restore point of %s (%s) cannot be undone: %s", top, rec.Operation, why)
+		return UndoResult{}, fmt.Errorf("the newest restore point of %s (%s, %s) cannot be undone: %s", top, rec.Operation, rec.ID(id), why)
 	}
-	var pd planDetails
-	_ = json.Unmarshal(rec.Plan, &pd)
-	res := UndoResult{RepoPath: top, RepoID: id, After: *rec.AfterCommit, Operation: rec.Operation}
+	res, err := e.undoPoint(ctx, top, &rec)
+	if err != nil {
+		return UndoResult{}, err
+	}
+	res.RepoID, res.ID = id, rec.ID(id)
+	rec.Undone = true
+	st.Points[i] = rec
+	if err := rundir.WriteStack(e.runDir, id, st); err != nil {
+		return res, fmt.Errorf("undone, but the restore stack could not be updated: %w", err)
+	}
+	return res, nil
+}
+
+// Redo redoes the restore point Undo undid last in repoPath, when HEAD and
+// the branch are still where that undo left them.
+func (e *Executor) Redo(ctx context.Context, repoPath string) (UndoResult, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	top, id, st, i, err := e.target(ctx, repoPath, true)
+	if err != nil {
+		return UndoResult{}, err
+	}
+	rec := st.Points[i]
+	if ok, why := e.canRedo(ctx, top, rec); !ok {
+		return UndoResult{}, fmt.Errorf("the last undone restore point of %s (%s, %s) cannot be redone: %s", top, rec.Operation, rec.ID(id), why)
+	}
+	res, err := e.redoPoint(ctx, top, &rec)
+	if err != nil {
+		return UndoResult{}, err
+	}
+	res.RepoID, res.ID = id, rec.ID(id)
+	rec.Undone = false
+	st.Points[i] = rec
+	if err := rundir.WriteStack(e.runDir, id, st); err != nil {
+		return res, fmt.Errorf("redone, but the restore stack could not be updated: %w", err)
+	}
+	return res, nil
+}
+
+// resetMode is the git reset mode that undoes or redoes rec by moving HEAD:
+// soft for a commit, the reset's own mode for a soft or mixed reset, keep
+// otherwise.
+func resetMode(rec record) string {
+	switch {
+	case rec.Operation == "commit":
+		return "soft"
+	case rec.Operation == "reset" && rec.ResetMode != nil && (*rec.ResetMode == "soft" || *rec.ResetMode == "mixed"):
+		return *rec.ResetMode
+	}
+	return "keep"
+}
+
+// undoPoint undoes rec in repo (see Undo); rec's plan may be updated.
+func (e *Executor) undoPoint(ctx context.Context, top string, rec *record) (UndoResult, error) {
+	pd := planOf(*rec)
+	res := UndoResult{RepoPath: top, After: *rec.AfterCommit, Operation: rec.Operation}
 	if rec.BranchRef != nil {
 		res.Branch = *rec.BranchRef
 	}
 	switch {
 	case rec.Operation == "discard" && pd.SafetyStash != "":
 		if _, err := e.run(ctx, top, "stash", "apply", "--index", pd.SafetyStash); err != nil {
-			return UndoResult{}, fmt.Errorf("apply the safety stash %s: %s", pd.SafetyStash, details(err))
+			return res, fmt.Errorf("apply the safety stash %s: %s", pd.SafetyStash, details(err))
 		}
-		res.Before = *rec.AfterCommit
+		res.Before, res.How = *rec.AfterCommit, "git stash apply --index "+pd.SafetyStash
+		if e.dropStash(ctx, top, pd.SafetyStash) {
+			res.DroppedStash = pd.SafetyStash
+		}
 	case rec.Operation == "patch" && pd.PatchFile != "":
-		if !rundir.ValidID(pd.PatchFile) {
-			return UndoResult{}, fmt.Errorf("the restore record names an unsafe patch file %q", pd.PatchFile)
+		if err := e.applyKept(ctx, top, pd, true); err != nil {
+			return res, err
 		}
-		args := []string{"apply", "-R"}
-		if pd.ApplyToIndex {
-			args = append(args, "--index")
-		}
-		file := filepath.Join(e.runDir, rundir.RebaseDir, pd.PatchFile)
-		// --check first: a file edited since the patch makes the reverse
-		// not apply, and then nothing is touched.
-		if _, err := e.run(ctx, top, append(args, "--check", "--end-of-options", file)...); err != nil {
-			return UndoResult{}, fmt.Errorf("the patch cannot be reversed (the files changed since it was applied?); nothing was changed: %s", details(err))
-		}
-		if _, err := e.run(ctx, top, append(args, "--end-of-options", file)...); err != nil {
-			return UndoResult{}, fmt.Errorf("reversing the patch failed: %s", details(err))
-		}
-		res.Before = *rec.AfterCommit
+		res.Before, res.How = *rec.AfterCommit, "git apply -R"
 	case rec.Operation == "submodulePointer" && rec.BranchRef == nil && rec.BeforeCommit != nil:
 		// A "return" detached the submodule: put back the previous
 		// checkout, on its branch when it was on one and that branch still
@@ -249,28 +404,117 @@ func (e *Executor) Undo(ctx context.Context, repoPath string) (UndoResult, error
 			}
 		}
 		if _, err := e.run(ctx, top, target...); err != nil {
-			return UndoResult{}, fmt.Errorf("cannot check out the previous commit %s: %s", *rec.BeforeCommit, details(err))
+			return res, fmt.Errorf("cannot check out the previous commit %s: %s", *rec.BeforeCommit, details(err))
 		}
-		res.Before = *rec.BeforeCommit
+		res.Before, res.How = *rec.BeforeCommit, "git "+strings.Join(target, " ")
 	case rec.BeforeCommit == nil:
-		return UndoResult{}, fmt.Errorf("the restore point of %s has no commit before the operation (the branch was unborn); nothing to reset to", top)
+		return res, fmt.Errorf("the restore point of %s has no commit before the operation (the branch was unborn); nothing to reset to", top)
 	case *rec.BeforeCommit == *rec.AfterCommit:
-		return UndoResult{}, fmt.Errorf("the %s did not move HEAD, so resetting to %s would undo nothing; revert its work-tree changes by hand (git diff shows them)", rec.Operation, *rec.BeforeCommit)
+		return res, fmt.Errorf("the %s did not move HEAD, so resetting to %s would undo nothing; revert its work-tree changes by hand (git diff shows them)", rec.Operation, *rec.BeforeCommit)
 	default:
-		if _, err := e.run(ctx, top, "reset", "--keep", *rec.BeforeCommit); err != nil {
-			return UndoResult{}, fmt.Errorf("git reset --keep %s refused (local changes would be lost?): %s", *rec.BeforeCommit, details(err))
+		mode := resetMode(*rec)
+		if _, err := e.run(ctx, top, "reset", "-q", "--"+mode, *rec.BeforeCommit); err != nil {
+			return res, fmt.Errorf("git reset --%s %s refused (local changes would be lost?); nothing was changed: %s", mode, *rec.BeforeCommit, details(err))
 		}
-		res.Before = *rec.BeforeCommit
-	}
-	rec.Undone = true
-	if err := rundir.WriteRecord(e.runDir, id, rec); err != nil {
-		return res, fmt.Errorf("undone, but the restore record could not be marked undone: %w", err)
+		res.Before, res.How = *rec.BeforeCommit, "git reset --"+mode+" "+*rec.BeforeCommit
 	}
 	return res, nil
 }
 
-// RestorePoint is one repository's latest restore point, for the approval
-// page's undo list.
+// redoPoint does rec's operation again after its undo: the same git
+// commands the other way round.
+func (e *Executor) redoPoint(ctx context.Context, top string, rec *record) (UndoResult, error) {
+	pd := planOf(*rec)
+	res := UndoResult{RepoPath: top, After: *rec.AfterCommit, Operation: rec.Operation}
+	if rec.BranchRef != nil {
+		res.Branch = *rec.BranchRef
+	}
+	switch {
+	case rec.Operation == "discard" && pd.SafetyStash != "":
+		before, _ := e.resolve(ctx, top, "refs/stash")
+		msg := "fluxgit safety stash before discard (redo of " + rec.CreatedAt.Text() + ")"
+		if _, err := e.run(ctx, top, append([]string{"stash", "push", "--include-untracked", "-q", "-m", msg, "--"}, pd.Paths...)...); err != nil {
+			return res, fmt.Errorf("discard again failed, nothing was discarded: %s", details(err))
+		}
+		stash, _ := e.resolve(ctx, top, "refs/stash")
+		if stash == "" || stash == before {
+			return res, fmt.Errorf("nothing to discard again: the paths %s have no changes", strings.Join(limit(pd.Paths, 10), ", "))
+		}
+		pd.SafetyStash = stash
+		rec.Plan, _ = json.Marshal(pd)
+		res.Before, res.How = *rec.AfterCommit, "git stash push --include-untracked (safety stash "+stash+")"
+	case rec.Operation == "patch" && pd.PatchFile != "":
+		if err := e.applyKept(ctx, top, pd, false); err != nil {
+			return res, err
+		}
+		res.Before, res.How = *rec.AfterCommit, "git apply"
+	case rec.Operation == "submodulePointer" && rec.BranchRef == nil:
+		if _, err := e.run(ctx, top, "checkout", "-q", "--detach", *rec.AfterCommit); err != nil {
+			return res, fmt.Errorf("cannot check out %s again: %s", *rec.AfterCommit, details(err))
+		}
+		res.How = "git checkout --detach " + *rec.AfterCommit
+		if rec.BeforeCommit != nil {
+			res.Before = *rec.BeforeCommit
+		}
+	case rec.BeforeCommit == nil:
+		return res, fmt.Errorf("the restore point of %s has no commit before the operation; nothing to redo", top)
+	default:
+		mode := resetMode(*rec)
+		if _, err := e.run(ctx, top, "reset", "-q", "--"+mode, *rec.AfterCommit); err != nil {
+			return res, fmt.Errorf("git reset --%s %s refused (local changes would be lost?); nothing was changed: %s", mode, *rec.AfterCommit, details(err))
+		}
+		res.Before, res.How = *rec.BeforeCommit, "git reset --"+mode+" "+*rec.AfterCommit
+	}
+	return res, nil
+}
+
+// applyKept applies (reverse: reverses) the patch kept beside the stack,
+// after a --check: a file edited since makes it not apply, and then
+// nothing is touched.
+func (e *Executor) applyKept(ctx context.Context, top string, pd planDetails, reverse bool) error {
+	if !rundir.ValidID(pd.PatchFile) {
+		return fmt.Errorf("the restore record names an unsafe patch file %q", pd.PatchFile)
+	}
+	args := []string{"apply"}
+	if reverse {
+		args = append(args, "-R")
+	}
+	if pd.ApplyToIndex {
+		args = append(args, "--index")
+	}
+	file := filepath.Join(e.runDir, rundir.RebaseDir, pd.PatchFile)
+	if _, err := e.run(ctx, top, append(args, "--check", "--end-of-options", file)...); err != nil {
+		what := "applied again"
+		if reverse {
+			what = "reversed"
+		}
+		return fmt.Errorf("the patch cannot be %s (the files changed since?); nothing was changed: %s", what, details(err))
+	}
+	if _, err := e.run(ctx, top, append(args, "--end-of-options", file)...); err != nil {
+		return fmt.Errorf("git %s failed: %s", strings.Join(args, " "), details(err))
+	}
+	return nil
+}
+
+// dropStash drops the stash entry whose commit is oid, if it is still in
+// the stash list; it reports whether it did.
+func (e *Executor) dropStash(ctx context.Context, repo, oid string) bool {
+	out, err := e.run(ctx, repo, "reflog", "show", "--format=%H", "refs/stash", "--")
+	if err != nil {
+		return false
+	}
+	for n, l := range strings.Split(out, "\n") {
+		if strings.TrimSpace(l) == oid {
+			_, err := e.run(ctx, repo, "stash", "drop", "-q", fmt.Sprintf("stash@{%d}", n))
+			return err == nil
+		}
+	}
+	return false
+}
+
+// RestorePoint is one repository's restore stack as the approval page
+// lists it: its newest point not undone (what Undo takes next) and the
+// one Redo takes next.
 type RestorePoint struct {
 	RepoPath  string `json:"repoPath"`
 	RepoID    string `json:"repoId"`
@@ -284,12 +528,25 @@ type RestorePoint struct {
 	CanUndo   bool   `json:"canUndo"`
 	// Why says why CanUndo is false ("" when it is true).
 	Why string `json:"why,omitempty"`
+	// Depth is how many points of the stack are not undone (Undo can go
+	// back that many steps while the refs allow it).
+	Depth int `json:"depth"`
+	// Redo is the point Redo takes next (nil when none was undone).
+	Redo *RedoPoint `json:"redo,omitempty"`
 }
 
-// RestorePoints lists the restore point of every registered repository
+// RedoPoint is the undone restore point Redo takes next.
+type RedoPoint struct {
+	ID        string `json:"id"`
+	Operation string `json:"operation"`
+	CanRedo   bool   `json:"canRedo"`
+	Why       string `json:"why,omitempty"`
+}
+
+// RestorePoints lists the restore stack of every registered repository
 // that has one (the registry may name repositories other writers
 // registered), sorted by repository path. Entries whose path no longer
-// resolves or whose record is unreadable are left out. It does not wait
+// resolves or whose stack is unreadable are left out. It does not wait
 // for a running execution, so a point read mid-operation may show
 // CanUndo false for a moment.
 func (e *Executor) RestorePoints(ctx context.Context) ([]RestorePoint, error) {
@@ -302,22 +559,40 @@ func (e *Executor) RestorePoints(ctx context.Context) ([]RestorePoint, error) {
 	}
 	out := []RestorePoint{}
 	for _, en := range entries {
-		rec, err := rundir.ReadRecord(e.runDir, en.ID, nil)
-		if err != nil {
+		st, err := e.stack(en.ID)
+		if err != nil || len(st.Points) == 0 {
 			continue
 		}
-		rp := RestorePoint{RepoPath: en.Path, RepoID: en.ID, ID: rec.ID(en.ID), Operation: rec.Operation,
-			CreatedAt: rec.CreatedAt.Text(), Undone: rec.Undone}
-		if rec.BeforeCommit != nil {
-			rp.Before = *rec.BeforeCommit
+		c := st.Cursor()
+		var rp RestorePoint
+		if c >= 0 {
+			rec := st.Points[c]
+			rp = RestorePoint{ID: rec.ID(en.ID), Operation: rec.Operation, CreatedAt: rec.CreatedAt.Text(), Depth: c + 1}
+			if rec.BeforeCommit != nil {
+				rp.Before = *rec.BeforeCommit
+			}
+			if rec.AfterCommit != nil {
+				rp.After = *rec.AfterCommit
+			}
+			if rec.BranchRef != nil {
+				rp.Branch = *rec.BranchRef
+			}
+			rp.CanUndo, rp.Why = e.canUndo(ctx, en.Path, rec)
+		} else {
+			rec := st.Points[0]
+			rp = RestorePoint{ID: rec.ID(en.ID), Operation: rec.Operation, CreatedAt: rec.CreatedAt.Text(), Undone: true,
+				Why: fmt.Sprintf("every restore point the gateway keeps for this repository (%d) is undone", len(st.Points))}
+			if rec.BranchRef != nil {
+				rp.Branch = *rec.BranchRef
+			}
 		}
-		if rec.AfterCommit != nil {
-			rp.After = *rec.AfterCommit
+		rp.RepoPath, rp.RepoID = en.Path, en.ID
+		if c+1 < len(st.Points) {
+			r := st.Points[c+1]
+			rd := &RedoPoint{ID: r.ID(en.ID), Operation: r.Operation}
+			rd.CanRedo, rd.Why = e.canRedo(ctx, en.Path, r)
+			rp.Redo = rd
 		}
-		if rec.BranchRef != nil {
-			rp.Branch = *rec.BranchRef
-		}
-		rp.CanUndo, rp.Why = e.canUndo(ctx, en.Path, rec)
 		out = append(out, rp)
 	}
 	slices.SortFunc(out, func(a, b RestorePoint) int { return strings.Compare(a.RepoPath, b.RepoPath) })

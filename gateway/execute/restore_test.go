@@ -123,7 +123,7 @@ func TestRestorePointReadByGitread(t *testing.T) {
 	if rps, _ := e.RestorePoints(context.Background()); len(rps) != 1 || rps[0].CanUndo || !rps[0].Undone || rps[0].Why == "" {
 		t.Fatalf("RestorePoints after undo %+v", rps)
 	}
-	if _, err := e.Undo(context.Background(), repo); err == nil || !strings.Contains(err.Error(), "already undone") {
+	if _, err := e.Undo(context.Background(), repo); err == nil || !strings.Contains(err.Error(), "nothing left to undo") {
 		t.Fatalf("second undo: %v", err)
 	}
 }
@@ -181,13 +181,33 @@ func TestUndo(t *testing.T) {
 			},
 			mess:   func(t *testing.T, repo string) { git(t, repo, "checkout", "-q", "-b", "other") },
 			errSub: "checked-out branch"},
-		{name: "reset --keep refuses to lose local changes", op: "commit",
+		{name: "reset --keep refuses to lose local changes", op: "merge",
 			setup: func(t *testing.T, repo string) map[string]any {
-				write(t, repo, "a.txt", "committed\n")
-				return map[string]any{"message": "x", "stageAll": true}
+				git(t, repo, "checkout", "-q", "-b", "feature")
+				commit(t, repo, "a.txt", "from feature\n", "feature")
+				git(t, repo, "checkout", "-q", "main")
+				return map[string]any{"sourceRef": "feature", "targetRef": "main"}
 			},
 			mess:   func(t *testing.T, repo string) { write(t, repo, "a.txt", "local edit\n") },
 			errSub: "reset --keep"},
+		// The undo of a commit is a soft reset: the commit leaves the
+		// branch, and what it committed (a file it added, local edits made
+		// since) stays in the work tree, staged.
+		{name: "commit undone keeps its changes staged", op: "commit",
+			setup: func(t *testing.T, repo string) map[string]any {
+				write(t, repo, "new.txt", "new file\n")
+				write(t, repo, "a.txt", "committed\n")
+				return map[string]any{"message": "x", "stageAll": true}
+			},
+			mess: func(t *testing.T, repo string) { write(t, repo, "a.txt", "local edit\n") },
+			check: func(t *testing.T, repo, before string) {
+				if head(t, repo) != before || read(t, repo, "new.txt") != "new file\n" || read(t, repo, "a.txt") != "local edit\n" {
+					t.Fatalf("HEAD %s (want %s), new.txt %q, a.txt %q", head(t, repo), before, read(t, repo, "new.txt"), read(t, repo, "a.txt"))
+				}
+				if st := git(t, repo, "status", "--porcelain"); !strings.Contains(st, "A  new.txt") || !strings.Contains(st, "MM a.txt") {
+					t.Fatalf("status %q: the committed changes are not staged", st)
+				}
+			}},
 		{name: "patch is reversed", op: "patch",
 			setup: func(t *testing.T, repo string) map[string]any {
 				return map[string]any{"patchContent": "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-alpha\n+beta\n", "applyToIndex": true}
@@ -384,4 +404,141 @@ func mustGetwd(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestUndoStack takes three restore points in a row (a commit, a merge, a
+// discard), undoes them one by one back to the start and redoes them in
+// order; the stack file beside the latest record holds all three, the
+// discard's safety stash is dropped by its undo, and what cannot be
+// undone says why.
+func TestUndoStack(t *testing.T) {
+	for _, v := range []string{"FLUXGIT_MCP_HANDSHAKE_ADDR", "FLUXGIT_GATEWAY_URL"} {
+		t.Setenv(v, "")
+	}
+	t.Setenv("FLUXGIT_GATEWAY_ADDR", "127.0.0.1:4000") // the flux.* tools are gated on a gateway address
+	ctx := context.Background()
+	runDir := isolate(t)
+	repo := newRepo(t)
+	e := New(Options{RunDir: runDir})
+	feature(t, repo)
+	start := head(t, repo)
+	write(t, repo, "d.txt", "commit\n")
+	if _, out := run(t, e, "commit", body(repo, map[string]any{"message": "c", "stageAll": true})); out.Status != "completed" {
+		t.Fatal(string(out.Result))
+	}
+	afterCommit := head(t, repo)
+	if _, out := run(t, e, "merge", body(repo, map[string]any{"sourceRef": "feature", "targetRef": "main"})); out.Status != "completed" {
+		t.Fatal(string(out.Result))
+	}
+	afterMerge := head(t, repo)
+	write(t, repo, "a.txt", "to discard\n")
+	res, out := run(t, e, "discard", body(repo, map[string]any{"paths": []string{"a.txt"}}))
+	if out.Status != "completed" {
+		t.Fatal(string(out.Result))
+	}
+	stash := res["safetyStash"].(string)
+
+	id := strings.TrimSuffix(res["restorePointId"].(string)[len("restore:"):], ":"+strings.SplitN(res["restorePointId"].(string), ":", 3)[2])
+	var st struct {
+		Version int              `json:"version"`
+		Points  []map[string]any `json:"points"`
+	}
+	raw, err := os.ReadFile(filepath.Join(runDir, "rebase", id+".stack.json"))
+	if err != nil || json.Unmarshal(raw, &st) != nil || st.Version != 1 || len(st.Points) != 3 {
+		t.Fatalf("stack file %s %v", raw, err)
+	}
+	for i, op := range []string{"commit", "merge", "discard"} {
+		if st.Points[i]["operation"] != op {
+			t.Fatalf("point %d is %v, want %s", i, st.Points[i]["operation"], op)
+		}
+	}
+
+	steps := []struct {
+		redo       bool
+		op, head   string
+		a          string
+		stashCount int
+	}{
+		{false, "discard", afterMerge, "to discard\n", 0},
+		{false, "merge", afterCommit, "to discard\n", 0},
+		{false, "commit", start, "to discard\n", 0},
+		{true, "commit", afterCommit, "to discard\n", 0},
+		{true, "merge", afterMerge, "to discard\n", 0},
+		{true, "discard", afterMerge, "alpha\n", 1},
+	}
+	for i, s := range steps {
+		f := e.Undo
+		if s.redo {
+			f = e.Redo
+		}
+		// The discarded change, back in the work tree, touches a.txt,
+		// which neither the merge nor the commit changes: --keep and
+		// --soft keep it.
+		u, err := f(ctx, repo)
+		if err != nil {
+			t.Fatalf("step %d (%+v): %v", i, s, err)
+		}
+		if u.Operation != s.op || head(t, repo) != s.head || read(t, repo, "a.txt") != s.a {
+			t.Fatalf("step %d: %+v, HEAD %s want %s, a.txt %q", i, u, head(t, repo), s.head, read(t, repo, "a.txt"))
+		}
+		if i == 0 && u.DroppedStash != stash {
+			t.Fatalf("the discard's undo did not drop its safety stash %s: %+v", stash, u)
+		}
+		if list := git(t, repo, "stash", "list"); (list == "") != (s.stashCount == 0) {
+			t.Fatalf("step %d: stash list %q, want %d entries", i, list, s.stashCount)
+		}
+		if i == 1 {
+			checkFluxStack(t, repo, runDir)
+		}
+	}
+	if _, err := e.Redo(ctx, repo); err == nil || !strings.Contains(err.Error(), "nothing to redo") {
+		t.Fatalf("redo past the top: %v", err)
+	}
+	// A commit made by hand moves HEAD: the newest point cannot be undone,
+	// and the reason says so.
+	commit(t, repo, "later.txt", "l\n", "later")
+	rps, err := e.RestorePoints(ctx)
+	if err != nil || len(rps) != 1 || rps[0].CanUndo || !strings.Contains(rps[0].Why, "no longer") || rps[0].Depth != 3 {
+		t.Fatalf("RestorePoints %+v %v", rps, err)
+	}
+	if _, err := e.Undo(ctx, repo); err == nil || !strings.Contains(err.Error(), "no longer") {
+		t.Fatalf("undo after a manual commit: %v", err)
+	}
+}
+
+// checkFluxStack: after two of three restore points are undone,
+// flux.restorePoints lists all three newest first, and reports exactly
+// what the gateway can do: redo the merge (not the discard above it), undo
+// the commit, and why the discard can be neither.
+func checkFluxStack(t *testing.T, repo, runDir string) {
+	t.Helper()
+	args, _ := json.Marshal(map[string]any{"repoPath": repo, "runDir": runDir})
+	res, err := gitread.New().CallTool(context.Background(), &sdk.Call{Tool: "flux.restorePoints", Arguments: args})
+	if err != nil || res.Error != nil {
+		t.Fatalf("flux.restorePoints: %v %+v", err, res.Error)
+	}
+	var d struct {
+		RestorePoints []gitread.RestorePoint `json:"restorePoints"`
+	}
+	if err := json.Unmarshal(res.Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		op               string
+		canUndo, canRedo bool
+		why              string
+	}{
+		{"discard", false, false, "older undone restore points must be redone first"},
+		{"merge", false, true, ""},
+		{"commit", true, false, ""},
+	}
+	if len(d.RestorePoints) != len(tests) {
+		t.Fatalf("flux.restorePoints: %s", res.Data)
+	}
+	for i, tt := range tests {
+		rp := d.RestorePoints[i]
+		if *rp.Operation != tt.op || rp.CanUndo != tt.canUndo || rp.CanRedo != tt.canRedo || !strings.Contains(rp.WhyNot, tt.why) || (tt.why == "") != (rp.WhyNot == "") {
+			t.Fatalf("point %d: %+v, want %+v", i, rp, tt)
+		}
+	}
 }

@@ -67,6 +67,20 @@ var migrations = []string{
 	`ALTER TABLE proposals ADD COLUMN body_bytes INTEGER NOT NULL DEFAULT 0;
 	UPDATE proposals SET body_bytes = length(CAST(body AS BLOB));
 	CREATE INDEX proposals_agent_status_bytes ON proposals (agent_id, status, body_bytes);`,
+	// Version 3: the undo and redo of restore points, which are the
+	// person's actions on the history and not proposals (RestoreAction).
+	`CREATE TABLE restore_actions (
+		seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+		at         INTEGER NOT NULL,
+		action     TEXT    NOT NULL CHECK (action IN ('undo','redo')),
+		repo_path  TEXT    NOT NULL,
+		restore_id TEXT    NOT NULL DEFAULT '',
+		operation  TEXT    NOT NULL DEFAULT '',
+		decided_by TEXT    NOT NULL,
+		ok         INTEGER NOT NULL,
+		message    TEXT    NOT NULL
+	);
+	CREATE INDEX restore_actions_at ON restore_actions (at);`,
 }
 
 // columns is the column list every read selects, in scan order.
@@ -506,6 +520,10 @@ func (j *Journal) Prune(before time.Time) (int, error) {
 			return err
 		}
 		n, err = r.RowsAffected()
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(`DELETE FROM restore_actions WHERE at < ?`, ms(before))
 		return err
 	})
 	if err != nil {

@@ -98,8 +98,8 @@ func TestOpenFiles(t *testing.T) {
 	if err := j.db.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil || sync != 2 {
 		t.Fatalf("synchronous %d (%v), want 2 (FULL)", sync, err)
 	}
-	if err := j.db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != 2 {
-		t.Fatalf("user_version %d (%v), want 2", version, err)
+	if err := j.db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != 3 {
+		t.Fatalf("user_version %d (%v), want 3", version, err)
 	}
 	if runtime.GOOS == "windows" {
 		return
@@ -646,5 +646,27 @@ func TestList(t *testing.T) {
 		if !slices.Equal(ids(got), tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, ids(got), tc.want)
 		}
+	}
+}
+
+// TestRestoreActions records undo and redo actions and lists them newest
+// first; an unknown action is refused.
+func TestRestoreActions(t *testing.T) {
+	j := open(t)
+	tests := []RestoreAction{
+		{Action: "undo", RepoPath: "/r", RestoreID: "restore:r:1", Operation: "commit", DecidedBy: "page", OK: true, Message: "git reset --soft x"},
+		{Action: "redo", RepoPath: "/r", DecidedBy: "cli", OK: false, Message: "HEAD moved"},
+	}
+	for _, a := range tests {
+		if _, err := j.RecordAction(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := j.RecordAction(RestoreAction{Action: "drop"}); err == nil {
+		t.Fatal("an unknown action was recorded")
+	}
+	got, err := j.Actions(10)
+	if err != nil || len(got) != 2 || got[0].Action != "redo" || got[0].OK || got[1].RestoreID != "restore:r:1" || !got[1].OK || got[1].At.IsZero() {
+		t.Fatalf("%+v %v", got, err)
 	}
 }

@@ -114,20 +114,28 @@ func (s *Server) auditExpiry(p journal.Proposal) {
 		"pending proposal expired before a person decided; withdrawn by the gateway"))
 }
 
-func (s *Server) auditUndo(repoPath, by string, err error) {
-	scope, _ := json.Marshal(map[string]string{"repoPath": repoPath})
+// auditRestore records an undo or redo (tool gateway.undo or
+// gateway.redo) with the repository as a fingerprint and the operation
+// undone in clear (the history's entry, without paths).
+func (s *Server) auditRestore(a journal.RestoreAction) {
+	scope, _ := json.Marshal(map[string]string{"repoPath": a.RepoPath})
+	what := "restore point"
+	if a.Operation != "" {
+		what = "restore point of a " + a.Operation
+	}
+	past := map[string]string{"undo": "undone", "redo": "redone"}[a.Action]
 	e := audit.Event{
-		Tool:      "gateway.undo",
+		Tool:      "gateway." + a.Action,
 		EventType: audit.EventHumanDecision,
 		RepoScope: audit.RepoScope(scope),
 		Risk:      audit.RiskMedium,
 		Approval:  audit.ApprovalApproved,
 		Result:    audit.ResultSuccess,
 		SessionID: gatewaySession,
-		Summary:   "latest restore point undone by a person " + surface(by),
+		Summary:   what + " " + past + " by a person " + surface(a.DecidedBy),
 	}
-	if err != nil {
-		e.Result, e.Summary = audit.ResultError, "undo of the latest restore point asked by a person "+surface(by)+" was refused"
+	if !a.OK {
+		e.Result, e.Summary = audit.ResultError, a.Action+" asked by a person "+surface(a.DecidedBy)+" was refused"
 	}
 	s.append(e)
 }

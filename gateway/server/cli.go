@@ -37,9 +37,9 @@ func (s *Server) cliAPI(w http.ResponseWriter, r *http.Request) {
 		if allowMethod(w, r, http.MethodGet) {
 			s.cliList(w, r)
 		}
-	case rest == "undo":
+	case rest == "undo" || rest == "redo":
 		if allowMethod(w, r, http.MethodPost) {
-			s.cliUndo(w, r)
+			s.cliUndo(w, r, rest)
 		}
 	case len(parts) == 2 && parts[0] == "proposals":
 		if allowMethod(w, r, http.MethodGet) && validID(w, parts[1]) {
@@ -191,12 +191,12 @@ func (s *Server) cliAction(w http.ResponseWriter, r *http.Request, id, action st
 	}
 }
 
-func (s *Server) cliUndo(w http.ResponseWriter, r *http.Request) {
+func (s *Server) cliUndo(w http.ResponseWriter, r *http.Request, action string) {
 	var req UndoRequest
 	if !decodeStrict(w, r, &req) {
 		return
 	}
-	res, err := s.Undo(r.Context(), req.RepoPath, "cli")
+	res, err := s.restoreAction(r.Context(), action, req.RepoPath, "cli")
 	if err != nil {
 		writeError(w, HTTPStatus(err), err.Error())
 		return

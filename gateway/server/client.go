@@ -222,7 +222,14 @@ func (c *Client) Reconcile(ctx context.Context, id, as, note string) (View, erro
 	return v, err
 }
 
-// Undo undoes the latest restore point of a repository.
+// Redo redoes the restore point of a repository undone last.
+func (c *Client) Redo(ctx context.Context, repoPath string) (UndoView, error) {
+	var v UndoView
+	err := c.do(ctx, http.MethodPost, cliPrefix+"redo", UndoRequest{RepoPath: repoPath}, &v)
+	return v, err
+}
+
+// Undo undoes the newest restore point of a repository not undone yet.
 func (c *Client) Undo(ctx context.Context, repoPath string) (UndoView, error) {
 	var v UndoView
 	err := c.do(ctx, http.MethodPost, cliPrefix+"undo", UndoRequest{RepoPath: repoPath}, &v)

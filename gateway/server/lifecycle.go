@@ -208,18 +208,59 @@ func (s *Server) Reconcile(ctx context.Context, id string, as journal.Status, no
 	return q, nil
 }
 
-// Undo undoes the latest restore point of repoPath for a person.
+// Undo undoes, for a person, the newest restore point of repoPath that is
+// not undone yet (execute.Executor.Undo); called again it undoes the one
+// before.
 func (s *Server) Undo(ctx context.Context, repoPath, by string) (execute.UndoResult, error) {
+	return s.restoreAction(ctx, "undo", repoPath, by)
+}
+
+// Redo redoes, for a person, the restore point of repoPath undone last.
+func (s *Server) Redo(ctx context.Context, repoPath, by string) (execute.UndoResult, error) {
+	return s.restoreAction(ctx, "redo", repoPath, by)
+}
+
+// restoreAction runs an undo or a redo and records it, done or refused,
+// in the journal's history and in the audit ledger.
+func (s *Server) restoreAction(ctx context.Context, action, repoPath, by string) (execute.UndoResult, error) {
 	if strings.TrimSpace(repoPath) == "" {
-		return execute.UndoResult{}, &DecisionError{Msg: "name the repository whose latest restore point to undo"}
+		return execute.UndoResult{}, &DecisionError{Msg: "name the repository whose restore point to " + action}
 	}
-	res, err := s.exec.Undo(ctx, repoPath)
-	s.auditUndo(repoPath, by, err)
+	f := s.exec.Undo
+	if action == "redo" {
+		f = s.exec.Redo
+	}
+	res, err := f(ctx, repoPath)
+	a := journal.RestoreAction{At: s.now(), Action: action, RepoPath: repoPath, RestoreID: res.ID, Operation: res.Operation,
+		DecidedBy: by, OK: err == nil}
+	if res.RepoPath != "" {
+		a.RepoPath = res.RepoPath
+	}
 	if err != nil {
-		return res, &DecisionError{Msg: "undo refused: " + err.Error()}
+		a.Message = action + " refused: " + err.Error()
+	} else {
+		a.Message = restoreMessage(action, res)
 	}
+	if s.journal != nil {
+		if _, jerr := s.journal.RecordAction(a); jerr != nil {
+			s.log.Error("record restore action", "action", action, "err", jerr)
+		}
+	}
+	s.auditRestore(a)
 	s.notify(journal.Proposal{})
+	if err != nil {
+		return res, &DecisionError{Msg: a.Message}
+	}
 	return res, nil
+}
+
+// restoreMessage says what an undo or redo did, for the history.
+func restoreMessage(action string, r execute.UndoResult) string {
+	msg := action + " of the " + r.Operation + " (" + r.ID + "): " + r.How
+	if r.DroppedStash != "" {
+		msg += "; its safety stash " + r.DroppedStash + " was dropped, the changes are back in the work tree"
+	}
+	return msg
 }
 
 // List returns the journal's proposals, newest first.
@@ -460,8 +501,13 @@ func (s *Server) RestorePoints(ctx context.Context) ([]RestorePointView, error) 
 	}
 	views := make([]RestorePointView, 0, len(points))
 	for _, p := range points {
-		views = append(views, RestorePointView{RepoPath: p.RepoPath, RepoID: p.RepoID, Operation: p.Operation,
-			Before: p.Before, After: p.After, Branch: p.Branch, CanUndo: p.CanUndo})
+		views = append(views, RestorePointView{RepoPath: p.RepoPath, RepoID: p.RepoID, ID: p.ID, Operation: p.Operation,
+			Before: p.Before, After: p.After, Branch: p.Branch, CanUndo: p.CanUndo, Why: p.Why, Depth: p.Depth, Redo: p.Redo})
 	}
 	return views, nil
+}
+
+// RestoreActions is the newest limit undo and redo actions, newest first.
+func (s *Server) RestoreActions(limit int) ([]journal.RestoreAction, error) {
+	return s.journal.Actions(limit)
 }

@@ -31,6 +31,8 @@ type Lifecycle interface {
 	Decide(ctx context.Context, id string, d Decision) (journal.Proposal, error)
 	Reconcile(ctx context.Context, id string, as journal.Status, note, by string) (journal.Proposal, error)
 	Undo(ctx context.Context, repoPath, by string) (execute.UndoResult, error)
+	Redo(ctx context.Context, repoPath, by string) (execute.UndoResult, error)
+	RestoreActions(limit int) ([]journal.RestoreAction, error) // undo and redo entries of the history, newest first
 	List(f journal.Filter) ([]journal.Proposal, error)
 	Count(f journal.Filter) (int, error)
 	Get(id string) (journal.Proposal, error)
@@ -41,17 +43,24 @@ type Lifecycle interface {
 	FileDiff(ctx context.Context, id string, section int, path string) (FileDiffView, error)
 }
 
-// RestorePointView is one repository's latest restore point as the page
-// lists it; CanUndo is the executor's verdict (not undone, same branch,
-// HEAD still at After), so the page offers Undo only where it can work.
+// RestorePointView is one repository's restore stack as the page lists
+// it: the newest point not undone (what Undo takes next) and the one Redo
+// takes next. CanUndo is the executor's verdict (not undone, same branch,
+// HEAD still at After), so the page offers Undo only where it can work,
+// and Why says why not.
 type RestorePointView struct {
 	RepoPath  string `json:"repoPath"`
 	RepoID    string `json:"repoId"`
+	ID        string `json:"id"`
 	Operation string `json:"operation"`
 	Before    string `json:"before"`
 	After     string `json:"after"`
 	Branch    string `json:"branch"`
 	CanUndo   bool   `json:"canUndo"`
+	Why       string `json:"why,omitempty"`
+	// Depth is how many restore points of the stack are not undone.
+	Depth int                `json:"depth"`
+	Redo  *execute.RedoPoint `json:"redo,omitempty"`
 }
 
 // uiSessionCookie names the cookie that proves the browser was opened from
@@ -165,8 +174,8 @@ func (h *personHandler) serveAPI(w http.ResponseWriter, r *http.Request, route s
 			writeError(w, http.StatusNotFound, "no such API endpoint: GET /ui/api/"+route)
 		}
 	case http.MethodPost:
-		if route == "undo" {
-			h.undo(w, r)
+		if route == "undo" || route == "redo" {
+			h.undo(w, r, route)
 			return
 		}
 		if rest, ok := strings.CutPrefix(route, "proposals/"); ok {
@@ -184,7 +193,7 @@ func (h *personHandler) serveAPI(w http.ResponseWriter, r *http.Request, route s
 				}
 			}
 		}
-		writeError(w, http.StatusNotFound, "no such API endpoint: POST /ui/api/"+route+" (use proposals/{id}/approve|reject|reconcile or undo)")
+		writeError(w, http.StatusNotFound, "no such API endpoint: POST /ui/api/"+route+" (use proposals/{id}/approve|reject|reconcile, undo or redo)")
 	default:
 		w.Header().Set("Allow", "GET, POST")
 		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not used by the approval page API")
@@ -277,6 +286,8 @@ type uiState struct {
 	// (History has the newest uiHistoryLimit).
 	HistoryTotal  int                `json:"historyTotal"`
 	RestorePoints []RestorePointView `json:"restorePoints"`
+	// RestoreActions are the newest undo and redo entries of the history.
+	RestoreActions []journal.RestoreAction `json:"restoreActions"`
 	// RestorePointsError says why restore points could not be listed; the
 	// rest of the page still works.
 	RestorePointsError string `json:"restorePointsError,omitempty"`
@@ -600,6 +611,11 @@ func (h *personHandler) serveState(w http.ResponseWriter, r *http.Request) {
 		}
 		st.History = append(st.History, uiView(p, false, false))
 	}
+	if acts, err := h.l.RestoreActions(uiHistoryLimit); err == nil {
+		st.RestoreActions = acts
+	} else {
+		st.RestoreActions = []journal.RestoreAction{}
+	}
 	rps, err := h.l.RestorePoints(r.Context())
 	if err != nil {
 		st.RestorePointsError = err.Error()
@@ -726,13 +742,17 @@ type uiUndoBody struct {
 	RepoPath string `json:"repoPath"`
 }
 
-// uiUndoView is the response of POST /ui/api/undo.
+// uiUndoView is the response of POST /ui/api/undo and /ui/api/redo.
 type uiUndoView struct {
-	RepoPath string `json:"repoPath"`
-	RepoID   string `json:"repoId"`
-	Before   string `json:"before"`
-	After    string `json:"after"`
-	Branch   string `json:"branch"`
+	RepoPath     string `json:"repoPath"`
+	RepoID       string `json:"repoId"`
+	Before       string `json:"before"`
+	After        string `json:"after"`
+	Branch       string `json:"branch"`
+	ID           string `json:"id"`
+	Operation    string `json:"operation"`
+	How          string `json:"how"`
+	DroppedStash string `json:"droppedStash,omitempty"`
 }
 
 func (h *personHandler) approve(w http.ResponseWriter, r *http.Request, id string) {
@@ -802,7 +822,7 @@ func (h *personHandler) reconcile(w http.ResponseWriter, r *http.Request, id str
 	writeJSON(w, http.StatusOK, uiView(p, true, false))
 }
 
-func (h *personHandler) undo(w http.ResponseWriter, r *http.Request) {
+func (h *personHandler) undo(w http.ResponseWriter, r *http.Request, action string) {
 	var b uiUndoBody
 	if !h.decode(w, r, "", &b, false) {
 		return
@@ -811,12 +831,17 @@ func (h *personHandler) undo(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "repoPath must be the absolute path of a repository listed under Restore points")
 		return
 	}
-	u, err := h.l.Undo(r.Context(), b.RepoPath, uiDecidedBy)
+	f := h.l.Undo
+	if action == "redo" {
+		f = h.l.Redo
+	}
+	u, err := f(r.Context(), b.RepoPath, uiDecidedBy)
 	if err != nil {
 		uiLifecycleError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, uiUndoView{RepoPath: u.RepoPath, RepoID: u.RepoID, Before: u.Before, After: u.After, Branch: u.Branch})
+	writeJSON(w, http.StatusOK, uiUndoView{RepoPath: u.RepoPath, RepoID: u.RepoID, Before: u.Before, After: u.After, Branch: u.Branch,
+		ID: u.ID, Operation: u.Operation, How: u.How, DroppedStash: u.DroppedStash})
 }
 
 // decode checks id (when the route has one) and reads exactly one JSON

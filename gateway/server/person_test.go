@@ -104,6 +104,18 @@ func (f *fakeLifecycle) Undo(_ context.Context, repoPath, by string) (execute.Un
 	return execute.UndoResult{RepoPath: repoPath, RepoID: "repo-0123abcd", Before: "b1", After: "a1", Branch: "refs/heads/main"}, nil
 }
 
+func (f *fakeLifecycle) Redo(_ context.Context, repoPath, by string) (execute.UndoResult, error) {
+	f.record(call{Method: "Redo", RepoPath: repoPath, By: by})
+	if f.err != nil {
+		return execute.UndoResult{}, f.err
+	}
+	return execute.UndoResult{RepoPath: repoPath, RepoID: "repo-0123abcd", Before: "b1", After: "a1", Branch: "refs/heads/main"}, nil
+}
+
+func (f *fakeLifecycle) RestoreActions(int) ([]journal.RestoreAction, error) {
+	return []journal.RestoreAction{}, nil
+}
+
 // List selects as the journal does: statuses, then the order (proposals
 // is taken as newest first), offset and limit, and no body when asked.
 func (f *fakeLifecycle) List(fl journal.Filter) ([]journal.Proposal, error) {
@@ -547,7 +559,7 @@ func TestStateShape(t *testing.T) {
 		got = append(got, k)
 	}
 	slices.Sort(got)
-	if want := []string{"csrf", "history", "historyTotal", "now", "pendingLimit", "pendingOffset", "pendingTotal", "proposals", "restorePoints", "runningTotal"}; !slices.Equal(got, want) {
+	if want := []string{"csrf", "history", "historyTotal", "now", "pendingLimit", "pendingOffset", "pendingTotal", "proposals", "restoreActions", "restorePoints", "runningTotal"}; !slices.Equal(got, want) {
 		t.Errorf("state keys %v, want %v", got, want)
 	}
 	if err := json.Unmarshal(w.Body.Bytes(), &st); err != nil {
@@ -631,7 +643,7 @@ func TestStateShape(t *testing.T) {
 	if st.History[1]["rejectionReason"] != "not today" || st.History[1]["decidedBy"] != "cli" {
 		t.Errorf("rejected row %v", st.History[1])
 	}
-	if rp := mustJSON(st.RestorePoints); rp != `[{"after":"a","before":"b","branch":"refs/heads/main","canUndo":true,"operation":"merge","repoId":"r-1","repoPath":"/r"}]` {
+	if rp := mustJSON(st.RestorePoints); rp != `[{"after":"a","before":"b","branch":"refs/heads/main","canUndo":true,"depth":0,"id":"","operation":"merge","repoId":"r-1","repoPath":"/r"}]` {
 		t.Errorf("restorePoints %s", rp)
 	}
 

@@ -68,15 +68,22 @@ func nonEmpty(b json.RawMessage) json.RawMessage {
 	return b
 }
 
-// UndoView is an undone restore point as the CLI API reports it.
+// UndoView is an undone (or redone) restore point as the CLI API reports
+// it: which point, what git did, and a discard's safety stash its undo
+// dropped.
 type UndoView struct {
-	RepoPath string `json:"repoPath"`
-	RepoID   string `json:"repoId"`
-	Before   string `json:"before"`
-	After    string `json:"after"`
-	Branch   string `json:"branch"`
+	RepoPath     string `json:"repoPath"`
+	RepoID       string `json:"repoId"`
+	Before       string `json:"before"`
+	After        string `json:"after"`
+	Branch       string `json:"branch"`
+	ID           string `json:"id"`
+	Operation    string `json:"operation"`
+	How          string `json:"how"`
+	DroppedStash string `json:"droppedStash,omitempty"`
 }
 
 func undoView(r execute.UndoResult) UndoView {
-	return UndoView{RepoPath: r.RepoPath, RepoID: r.RepoID, Before: r.Before, After: r.After, Branch: r.Branch}
+	return UndoView{RepoPath: r.RepoPath, RepoID: r.RepoID, Before: r.Before, After: r.After, Branch: r.Branch,
+		ID: r.ID, Operation: r.Operation, How: r.How, DroppedStash: r.DroppedStash}
 }

@@ -189,6 +189,7 @@
     Array.from(cardNodes.keys()).forEach(function (id) { if (!seen.has(id)) cardNodes.delete(id); });
 
     renderRestore(st.restorePoints || [], st.restorePointsError);
+    renderRestoreActions(st.restoreActions || []);
     renderHistory(st.history || []);
     tick();
   }
@@ -737,22 +738,85 @@
           el('span', { class: 'mono', text: rp.branch || '(detached)' }), ' ',
           el('span', { class: 'mono oid', title: rp.before, text: short(rp.before) }), ' → ',
           el('span', { class: 'mono oid', title: rp.after, text: short(rp.after) })));
+      var actions = el('div', { class: 'rp-actions' });
       if (rp.canUndo) {
-        var b = el('button', { type: 'button', class: 'undo', 'data-action': 'undo', 'data-repo': rp.repoPath, text: 'Undo' });
-        b.addEventListener('click', function () {
-          b.disabled = true;
-          post('/ui/api/undo', { repoPath: rp.repoPath }, li).catch(function () { b.disabled = false; });
-        });
-        li.appendChild(b);
+        actions.appendChild(restoreButton(li, rp, 'undo', 'Undo',
+          'Undo the ' + rp.operation + ' on ' + (rp.branch || '(detached)') + '? ' + undoHow(rp.operation) +
+          (rp.depth > 1 ? ' (' + (rp.depth - 1) + ' older restore point(s) can be undone after it.)' : '')));
       } else {
-        li.appendChild(el('span', { class: 'muted', text: 'cannot undo' }));
+        actions.appendChild(el('span', { class: 'muted why', 'data-why': 'undo', text: 'Cannot undo: ' + (rp.why || 'no restore point') }));
       }
+      if (rp.redo) {
+        if (rp.redo.canRedo) {
+          actions.appendChild(restoreButton(li, rp, 'redo', 'Redo', 'Redo the ' + rp.redo.operation + ' undone last?'));
+        } else {
+          actions.appendChild(el('span', { class: 'muted why', 'data-why': 'redo', text: 'Cannot redo: ' + rp.redo.why }));
+        }
+      }
+      li.appendChild(actions);
       li.appendChild(el('div', { class: 'card-alert', role: 'alert', hidden: true }));
       return li;
     });
     list.replaceChildren.apply(list, items);
     $('restore-empty').hidden = points.length > 0;
     if (err) $('restore-empty').textContent = 'Restore points could not be read: ' + err;
+  }
+
+  // undoHow says what an undo does to the work tree, before the person
+  // confirms it.
+  function undoHow(op) {
+    if (op === 'commit') return 'The commit leaves the branch; its changes stay in the work tree, staged (git reset --soft).';
+    if (op === 'discard') return 'The discarded changes come back from the safety stash, which is then dropped.';
+    if (op === 'patch') return 'The patch is reversed (git apply -R).';
+    return 'The branch moves back to where it was before (git reset --keep; it refuses rather than lose local changes).';
+  }
+
+  // restoreButton is an Undo or Redo button that asks first: a click shows
+  // what will happen with a confirm and a cancel button in the page (no
+  // window.confirm, which a headless browser cannot answer).
+  function restoreButton(li, rp, action, label, question) {
+    var wrap = el('span', { class: 'rp-' + action });
+    var b = el('button', { type: 'button', class: 'undo', 'data-action': action, 'data-repo': rp.repoPath, text: label });
+    var ask = el('span', { class: 'rp-confirm', hidden: true },
+      el('span', { class: 'rp-question', text: question + ' ' }));
+    var yes = el('button', { type: 'button', class: 'approve', 'data-action': 'confirm-' + action, 'data-repo': rp.repoPath, text: 'Yes, ' + action });
+    var no = el('button', { type: 'button', class: 'link', 'data-action': 'cancel-' + action, text: 'Cancel' });
+    ask.appendChild(yes);
+    ask.appendChild(no);
+    b.addEventListener('click', function () { b.hidden = true; ask.hidden = false; });
+    no.addEventListener('click', function () { ask.hidden = true; b.hidden = false; });
+    yes.addEventListener('click', function () {
+      yes.disabled = true;
+      post('/ui/api/' + action, { repoPath: rp.repoPath }, li).catch(function () { yes.disabled = false; });
+    });
+    wrap.appendChild(b);
+    wrap.appendChild(ask);
+    return wrap;
+  }
+
+  // renderRestoreActions lists the undo and redo entries of the history.
+  function renderRestoreActions(acts) {
+    if (sameAsLast('restore-actions', acts)) return;
+    var list = $('restore-actions');
+    list.replaceChildren.apply(list, acts.map(function (a) {
+      return el('li', { class: 'hist restore-action', 'data-action': a.action, 'data-ok': a.ok ? 'true' : 'false', 'data-restore-id': a.restoreId || '' },
+        el('div', { class: 'hist-head' },
+          el('span', { class: 'badge status status-' + (a.ok ? 'completed' : 'failed'), text: a.action + (a.ok ? '' : ' refused') }),
+          a.operation ? el('span', { class: 'badge op', text: a.operation }) : null,
+          el('span', { class: 'mono', text: a.repoPath }),
+          el('span', { class: 'muted', text: 'by ' + a.decidedBy + ' · ' + when(a.at) })),
+        el('div', { class: 'hist-msg', text: a.message }));
+    }));
+    $('restore-actions').hidden = acts.length === 0;
+  }
+
+  // notUndoable says, on a completed push or branch deletion, what the
+  // gateway cannot undo locally (it keeps no restore point for them).
+  function notUndoable(p) {
+    if (p.status !== 'completed') return '';
+    if (p.operationType === 'push') return 'Cannot be undone here: the remote already has these commits; undoing a push needs another push, which an agent must propose.';
+    if (p.operationType === 'branchDelete') return 'No Undo for a deletion: the local branch can be recreated at its tip (shown in the result); a remote branch is not touched by this and is not restored here.';
+    return '';
   }
 
   function resultCommit(r) {
@@ -777,6 +841,7 @@
           el('span', { class: 'muted', text: p.agentId + ': ' }),
           el('span', { text: p.summary || p.reason })),
         msg ? el('div', { class: 'hist-msg', text: msg }) : null,
+        notUndoable(p) ? el('div', { class: 'hist-msg not-undoable', text: notUndoable(p) }) : null,
         sha ? el('div', { class: 'hist-sha' }, 'commit ', el('span', { class: 'mono oid', title: sha, text: sha })) : null);
     }));
     $('history-empty').hidden = items.length > 0;

@@ -25,7 +25,10 @@ func fluxLatestRestorePoint(p *repo.Provider, ctx context.Context, call *sdk.Cal
 	if err != nil {
 		return nil, err
 	}
-	d := &LatestRestorePointData{RestorePoints: rps, RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: restoreApprovalMessage}
+	// restorePoints holds the latest point only (the reference's shape,
+	// one element); restoreCount counts the whole stack, which
+	// flux.restorePoints lists.
+	d := &LatestRestorePointData{RestorePoints: rps[:min(len(rps), 1)], RestoreCount: len(rps), ApprovalRequired: true, ApprovalMessage: restoreApprovalMessage}
 	if len(rps) > 0 {
 		d.LatestRestorePoint = &rps[0]
 	}

@@ -40,10 +40,16 @@ func fluxRestorePointDetails(p *repo.Provider, ctx context.Context, call *sdk.Ca
 		return d, nil
 	}
 	d.RestorePoint = &rps[0]
-	if id := c.args.RestorePointID; id != "" && id != rps[0].ID {
+	if id := c.args.RestorePointID; id != "" {
+		for i := range rps {
+			if rps[i].ID == id {
+				d.RestorePoint = &rps[i]
+				return d, nil
+			}
+		}
 		no := false
 		d.IDMatched = &no
-		d.Note = "restorePointId " + strconv.Quote(id) + " is not this repository's restore point; FluxGit keeps one per repository and this is the current one (id " + rps[0].ID + ")"
+		d.Note = "restorePointId " + strconv.Quote(id) + " is not one of this repository's restore points; this is the latest one (id " + rps[0].ID + "); flux.restorePoints lists them all"
 	}
 	return d, nil
 }

@@ -89,13 +89,17 @@ type fluxArgs struct {
 
 // RestorePoint is a FluxGit restore point (one checkpoint per repository).
 type RestorePoint struct {
-	ID               string               `json:"id"`
-	RepoID           string               `json:"repoId"`
-	Before           *string              `json:"before"`
-	After            *string              `json:"after"`
-	Operation        *string              `json:"operation"`
-	CanUndo          bool                 `json:"canUndo"`
-	CanRedo          bool                 `json:"canRedo"`
+	ID        string  `json:"id"`
+	RepoID    string  `json:"repoId"`
+	Before    *string `json:"before"`
+	After     *string `json:"after"`
+	Operation *string `json:"operation"`
+	CanUndo   bool    `json:"canUndo"`
+	CanRedo   bool    `json:"canRedo"`
+	// WhyNot says why neither undo nor redo can run on this point now
+	// (HEAD moved, another branch, older points wait for the newer ones);
+	// omitted when one of them can.
+	WhyNot           string               `json:"whyNot,omitempty"`
 	ApprovalRequired bool                 `json:"approvalRequired"`
 	ApprovalMessage  string               `json:"approvalMessage"`
 	Metadata         RestorePointMetadata `json:"metadata"`
@@ -199,30 +203,80 @@ func readRestorePoints(p *repo.Provider, ctx context.Context, c *restoreContext)
 	); err != nil {
 		return nil, err
 	}
+	// The gateway keeps every restore point of the repository in a stack
+	// beside the latest record (rundir.Stack, docs/approvals.md); when the
+	// stack's newest point is the latest record, the points come from it,
+	// newest first. Only the newest point not undone can be undone and
+	// only the one above it redone (the gateway's Undo and Redo take them
+	// in that order). A record without a stack (the FluxGit app's) is the
+	// reference's single restore point.
+	recs, paths, cursor := []rundir.Record{rec}, []string{path}, -2
+	if st, err := rundir.ReadStack(c.runDir, c.repoID, repo.RefuseProtected); err == nil && len(st.Points) > 0 &&
+		st.Points[len(st.Points)-1].ID(c.repoID) == rec.ID(c.repoID) {
+		n := len(st.Points)
+		recs, paths, cursor = make([]rundir.Record, n), make([]string, n), n-1-st.Cursor()
+		for i := range st.Points {
+			recs[i], paths[i] = st.Points[n-1-i], filepath.Join(c.runDir, rundir.RebaseDir, rundir.StackName(c.repoID))
+		}
+		paths[0] = path
+	}
 	eq := func(a, b *string) bool { return a != nil && b != nil && *a == *b }
-	branchMatches := (rec.BranchRef == nil || *rec.BranchRef == "") && branch == nil || eq(rec.BranchRef, branch)
-	plan := rec.Plan
-	if len(plan) == 0 {
-		plan = json.RawMessage("null")
+	out := make([]RestorePoint, 0, len(recs))
+	for i, rec := range recs {
+		branchMatches := (rec.BranchRef == nil || *rec.BranchRef == "") && branch == nil || eq(rec.BranchRef, branch)
+		plan := rec.Plan
+		if len(plan) == 0 {
+			plan = json.RawMessage("null")
+		}
+		// A record without an operation (null, missing or "") reports null.
+		var op *string
+		if rec.Operation != "" {
+			op = &rec.Operation
+		}
+		// i counts from the newest; cursor is the newest not undone, -2
+		// without a stack (then the reference's rule alone decides).
+		undoTurn, redoTurn := cursor == -2 || i == cursor, cursor == -2 || i == cursor-1
+		rp := RestorePoint{
+			ID:     rec.ID(c.repoID),
+			RepoID: c.repoID, Before: rec.BeforeCommit, After: rec.AfterCommit, Operation: op,
+			CanUndo:          undoTurn && !rec.Undone && branchMatches && eq(head, rec.AfterCommit),
+			CanRedo:          redoTurn && rec.Undone && branchMatches && eq(head, rec.BeforeCommit),
+			ApprovalRequired: true, ApprovalMessage: restoreApprovalMessage,
+			Metadata: RestorePointMetadata{
+				CheckpointPath: paths[i], CreatedAt: rec.CreatedAt.Raw(), BranchRef: rec.BranchRef, Undone: rec.Undone,
+				BeforeRef: rec.BeforeRef, AfterRef: rec.AfterRef, UpstreamRef: rec.UpstreamRef, ResetMode: rec.ResetMode,
+				Plan: plan, CurrentBranchRef: branch, CurrentHead: head,
+			},
+		}
+		if !rp.CanUndo && !rp.CanRedo {
+			rp.WhyNot = whyNot(rec, undoTurn, redoTurn, branchMatches, head, branch)
+		}
+		out = append(out, rp)
 	}
-	// A record without an operation (null, missing or "") reports null.
-	var op *string
-	if rec.Operation != "" {
-		op = &rec.Operation
+	return out, nil
+}
+
+// whyNot says why a restore point can be neither undone nor redone.
+func whyNot(rec rundir.Record, undoTurn, redoTurn, branchMatches bool, head, branch *string) string {
+	str := func(s *string, none string) string {
+		if s == nil || *s == "" {
+			return none
+		}
+		return *s
 	}
-	rp := RestorePoint{
-		ID:     rec.ID(c.repoID),
-		RepoID: c.repoID, Before: rec.BeforeCommit, After: rec.AfterCommit, Operation: op,
-		CanUndo:          !rec.Undone && branchMatches && eq(head, rec.AfterCommit),
-		CanRedo:          rec.Undone && branchMatches && eq(head, rec.BeforeCommit),
-		ApprovalRequired: true, ApprovalMessage: restoreApprovalMessage,
-		Metadata: RestorePointMetadata{
-			CheckpointPath: path, CreatedAt: rec.CreatedAt.Raw(), BranchRef: rec.BranchRef, Undone: rec.Undone,
-			BeforeRef: rec.BeforeRef, AfterRef: rec.AfterRef, UpstreamRef: rec.UpstreamRef, ResetMode: rec.ResetMode,
-			Plan: plan, CurrentBranchRef: branch, CurrentHead: head,
-		},
+	switch {
+	case rec.AfterCommit == nil:
+		return "its operation did not finish"
+	case !rec.Undone && !undoTurn:
+		return "newer restore points must be undone first (undo goes from the newest back)"
+	case rec.Undone && !redoTurn:
+		return "older undone restore points must be redone first (redo goes back up in order)"
+	case !branchMatches:
+		return "the checked-out branch is " + str(branch, "(detached HEAD)") + ", the restore point is for " + str(rec.BranchRef, "(detached HEAD)")
+	case !rec.Undone:
+		return "HEAD is " + str(head, "(unborn)") + ", no longer " + *rec.AfterCommit + " where the operation left it"
 	}
-	return []RestorePoint{rp}, nil
+	return "HEAD is " + str(head, "(unborn)") + ", no longer " + str(rec.BeforeCommit, "(none)") + " where the undo left it"
 }
 
 // timelineAction is a next step an agent can take on an event.
