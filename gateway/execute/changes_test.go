@@ -105,7 +105,7 @@ func TestReviewShowsWhatChanges(t *testing.T) {
 				commit(t, repo, "s.txt", "sent\n", "a commit sent")
 				return map[string]any{"remote": "origin", "branch": "main"}
 			},
-			want: []string{"Remote as last seen: origin/main at", "last updated here", "[sent] commits=1", "commit a commit sent"},
+			want: []string{"Remote as last seen: origin/main at", "last updated here", "[sent] commits=1", "commit a commit sent", "Undo: not possible here"},
 			not:  []string{"[overwritten]"}},
 		{op: "push", name: "force push: remote commits overwritten, with their age",
 			setup: func(t *testing.T, repo string) map[string]any {
@@ -136,7 +136,7 @@ func TestReviewShowsWhatChanges(t *testing.T) {
 				git(t, repo, "checkout", "-q", "main")
 				return map[string]any{"targets": []map[string]any{{"repoPath": repo, "branches": []string{"merged", "pushed"}}}}
 			},
-			want: []string{"merged in ", "deleted: fully merged into main", "pushed in ", "kept: it has 1 commit(s) that are not in main (HEAD's branch) (being pushed to its upstream does not count as merged)"}},
+			want: []string{"Undo: not offered for a branch deletion", "merged in ", "deleted: fully merged into main", "pushed in ", "kept: it has 1 commit(s) that are not in main (HEAD's branch) (being pushed to its upstream does not count as merged)"}},
 		{op: "worktree", name: "worktree: the real path",
 			setup: func(t *testing.T, repo string) map[string]any {
 				return map[string]any{"branch": "wt"}

@@ -426,6 +426,11 @@ func (e *Executor) changes(ctx context.Context, req operation.Body, b Binding, r
 			}
 		}
 		fact("Remote as last seen", seen)
+		// The restore point of a push covers only local refs; the gateway
+		// never offers it for undo (restore.go), so the card says so
+		// before the person decides (issue 25: what cannot be undone
+		// locally says so on its card).
+		fact("Undo", "not possible here: what is pushed stays on "+remote+" (Undo is never offered for a push)")
 		if local == "" {
 			return
 		}
@@ -465,6 +470,7 @@ func (e *Executor) changes(ctx context.Context, req operation.Body, b Binding, r
 			}
 			fact(v.Branch+" in "+v.RepoPath, val)
 		}
+		fact("Undo", "not offered for a branch deletion: recreate a deleted branch from the commit shown (git branch NAME <commit>)")
 	case *operation.Worktree:
 		fact("Real path", b.WorktreePath)
 		full, _ := localBranch(r.Branch)
