@@ -85,6 +85,15 @@ if [ "$mode" = set ]; then
       -e "s/fluxgit:$old\"/fluxgit:$version\"/g" -e "s/fluxgit@$old\"/fluxgit@$version\"/g" "$f"
     rm -f "$f.bak"
   done
+  # The install lines people copy from the README and docs/install.md
+  # (npx fluxgit@V, the bundle names, go install …@vV): there the version
+  # string names nothing but fluxgit's own version, so every one moves.
+  o=${old//./\\.}
+  for f in README.md docs/install.md; do
+    [ -f "$f" ] || continue
+    sed -i.bak -e "s/$o/$version/g" "$f"
+    rm -f "$f.bak"
+  done
   echo "release: version $old -> $version; check with $0 --check" >&2
   exit 0
 fi

@@ -424,7 +424,7 @@ func TestReleaseSetVersion(t *testing.T) {
 	dir := t.TempDir()
 	files := []string{"scripts/release.sh", "cmd/fluxgit/VERSION", "server.json",
 		"packaging/claude-plugin/.claude-plugin/plugin.json", "packaging/codex/.codex-plugin/plugin.json",
-		"packaging/codex/.mcp.json", "packaging/codex/config.toml"}
+		"packaging/codex/.mcp.json", "packaging/codex/config.toml", "README.md", "docs/install.md"}
 	for _, f := range files {
 		raw, err := os.ReadFile(filepath.Join("..", f))
 		if err != nil {
@@ -446,6 +446,10 @@ func TestReleaseSetVersion(t *testing.T) {
 		{"packaging/codex/.codex-plugin/plugin.json", `"version": "` + next + `"`},
 		{"packaging/codex/.mcp.json", `"fluxgit@` + next + `"`},
 		{"packaging/codex/config.toml", `"fluxgit@` + next + `"`},
+		{"README.md", "npx -y fluxgit@" + next},
+		{"README.md", "fluxgit/cmd/fluxgit@v" + next},
+		{"docs/install.md", "fluxgit_" + next + "_darwin_arm64.mcpb"},
+		{"docs/install.md", "npx -y fluxgit@" + next},
 	} {
 		raw, err := os.ReadFile(filepath.Join(dir, c.file))
 		if err != nil {
