@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -176,5 +177,48 @@ func TestGatewayPushNotUndoableInBrowser(t *testing.T) {
 	b.WaitText(`section#history li[data-preview-id="`+id+`"] .not-undoable`, "Cannot be undone here", 0)
 	if els := b.FindAll(`button[data-action="undo"]`); len(els) != 0 {
 		t.Fatalf("the page offers %d Undo button(s) after a push alone", len(els))
+	}
+}
+
+// The same stack from the person's side of the page: three approved
+// commits are undone one by one with the Undo button, each confirmed in the
+// page, and redone one by one with Redo, in headless Chromium.
+func TestGatewayUndoRedoThreeInBrowser(t *testing.T) {
+	b := browser.Start(t)
+	l := newLoop(t)
+	repo := e2eRepo(t)
+	heads := []string{revParse(t, repo, "main")}
+	for i, name := range []string{"one.txt", "two.txt", "three.txt"} {
+		writeFile(t, filepath.Join(repo, name), name+"\n")
+		id := l.propose("commit", repo, map[string]any{"message": "chore: " + name, "paths": []any{name}})
+		approveOnPage(t, l.g, id, nil)
+		l.awaitStatus(id, "completed")
+		heads = append(heads, revParse(t, repo, "main"))
+		if heads[i+1] == heads[i] {
+			t.Fatalf("commit %d did not move main", i+1)
+		}
+	}
+	b.Navigate(l.g.page)
+	undo := `button[data-action="undo"][data-repo="` + repo + `"]`
+	redo := `button[data-action="redo"][data-repo="` + repo + `"]`
+	for i := 3; i > 0; i-- {
+		b.WaitClick(undo, 0)
+		b.WaitClick(`button[data-action="confirm-undo"][data-repo="`+repo+`"]`, 0)
+		waitRev(t, repo, "main", heads[i-1], "undo did not take main back one commit")
+		// An undone commit keeps its change staged; the page records it.
+		if !strings.Contains(git(t, repo, "diff", "--cached", "--name-only"), []string{"one.txt", "two.txt", "three.txt"}[i-1]) {
+			t.Fatalf("undo %d lost the commit's change", 4-i)
+		}
+		b.WaitFor(`li.restore-action[data-action="undo"][data-ok="true"]:nth-of-type(`+strconv.Itoa(4-i)+`)`, 0)
+	}
+	for i := 1; i <= 3; i++ {
+		b.WaitClick(redo, 0)
+		b.WaitClick(`button[data-action="confirm-redo"][data-repo="`+repo+`"]`, 0)
+		waitRev(t, repo, "main", heads[i], "redo did not put the commit back")
+	}
+	st := pageState(t, l.g)
+	acts, _ := st["restoreActions"].([]any)
+	if len(acts) != 6 {
+		t.Fatalf("the history holds %d undo/redo entries, want 6: %s", len(acts), jsonOf(acts))
 	}
 }
