@@ -95,12 +95,12 @@ func TestFieldsDerivedFromSchemas(t *testing.T) {
 	// Pinned for the twelve operations the hand-written rules covered; a
 	// later operation's rules are whatever its schema says.
 	for op, want := range wantOps {
-		if got := opFields[op]; !reflect.DeepEqual(got, want) {
+		if got := opFields()[op]; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s fields derived from its schema:\n got %+v\nwant %+v", op, got, want)
 		}
 	}
-	if !reflect.DeepEqual(stepFields, wantSteps) {
-		t.Errorf("plan step fields derived from the plan schema:\n got %+v\nwant %+v", stepFields, wantSteps)
+	if !reflect.DeepEqual(stepFields(), wantSteps) {
+		t.Errorf("plan step fields derived from the plan schema:\n got %+v\nwant %+v", stepFields(), wantSteps)
 	}
 	if want := []string{"agentId", "idempotencyKey", "operationType", "previewId", "reason", "repoPath", "requestedAt"}; !reflect.DeepEqual(CommonKeys, want) {
 		t.Errorf("CommonKeys = %v, want %v", CommonKeys, want)
@@ -186,16 +186,16 @@ func TestRefKeysDerivedFromSchemas(t *testing.T) {
 		"reset":  {"targetRef"},
 	}
 	// Pinned for the twelve operations of the hand-written list.
-	for op := range opFields {
+	for op := range opFields() {
 		if !slices.Contains(twelve, op) {
 			continue
 		}
-		if got := refKeys[op]; !reflect.DeepEqual(got, wantOps[op]) {
+		if got := refKeys()[op]; !reflect.DeepEqual(got, wantOps[op]) {
 			t.Errorf("refKeys[%s] = %v, want %v", op, got, wantOps[op])
 		}
 	}
-	if !reflect.DeepEqual(stepRefKeys, wantSteps) {
-		t.Errorf("stepRefKeys = %v, want %v", stepRefKeys, wantSteps)
+	if !reflect.DeepEqual(stepRefKeys(), wantSteps) {
+		t.Errorf("stepRefKeys = %v, want %v", stepRefKeys(), wantSteps)
 	}
 }
 
@@ -203,7 +203,7 @@ func TestRefKeysDerivedFromSchemas(t *testing.T) {
 // schemas: today only a worktree's path.
 func TestPathKeysDerivedFromSchemas(t *testing.T) {
 	got := map[string][]string{}
-	for op, keys := range pathKeys {
+	for op, keys := range pathKeys() {
 		if len(keys) > 0 && slices.Contains(twelve, op) {
 			got[op] = keys
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sort"
+	"sync"
 
 	"github.com/fluxgit/fluxgit/internal/audit"
 	"github.com/fluxgit/fluxgit/internal/operation"
@@ -47,7 +48,10 @@ func Fingerprint(body map[string]any) string {
 // name). Derived from the schemas, so a new operation's refs reach the
 // agent policy without a list to extend; the submodule oids are object
 // ids, not refs.
-var refKeys, stepRefKeys = deriveRefKeys()
+var derivedRefKeys = sync.OnceValues(deriveRefKeys)
+
+func refKeys() map[string][]string     { o, _ := derivedRefKeys(); return o }
+func stepRefKeys() map[string][]string { _, s := derivedRefKeys(); return s }
 
 func deriveRefKeys() (ops, steps map[string][]string) {
 	ops, steps = map[string][]string{}, map[string][]string{}
@@ -68,7 +72,7 @@ func deriveRefKeys() (ops, steps map[string][]string) {
 		if err != nil {
 			panic(err)
 		}
-		if keys := pick(opFields[op], s); len(keys) > 0 {
+		if keys := pick(opFields()[op], s); len(keys) > 0 {
 			ops[op] = keys
 		}
 		if op != "plan" {
@@ -77,7 +81,7 @@ func deriveRefKeys() (ops, steps map[string][]string) {
 		defs, _ := s["$defs"].(map[string]any)
 		for _, sop := range operation.PlanStepOps {
 			d, _ := defs[sop+"Step"].(map[string]any)
-			if keys := pick(stepFields[sop], d); len(keys) > 0 {
+			if keys := pick(stepFields()[sop], d); len(keys) > 0 {
 				steps[sop] = keys
 			}
 		}
@@ -112,7 +116,7 @@ func Refs(op string, body map[string]any) []string {
 		for _, e := range steps {
 			if step, ok := e.(map[string]any); ok {
 				sop, _ := step["operationType"].(string)
-				addKeys(stepRefKeys[sop], step)
+				addKeys(stepRefKeys()[sop], step)
 			}
 		}
 	case "branchDelete":
@@ -123,7 +127,7 @@ func Refs(op string, body map[string]any) []string {
 			}
 		}
 	default:
-		addKeys(refKeys[op], body)
+		addKeys(refKeys()[op], body)
 	}
 	return out
 }
@@ -145,7 +149,7 @@ func RepoPaths(op string, body map[string]any) []string {
 		out = append(out, s)
 	}
 	add(body["repoPath"])
-	for _, k := range pathKeys[op] {
+	for _, k := range pathKeys()[op] {
 		add(body[k])
 	}
 	if op == "branchDelete" {
@@ -160,9 +164,9 @@ func RepoPaths(op string, body map[string]any) []string {
 // is an absolute path ("x-fluxgit-path": "absolute" in the schema, such as
 // a worktree's path), sorted; derived, so a new operation's paths meet the
 // policy's path constraints without a list to extend.
-var pathKeys = func() map[string][]string {
+var pathKeys = sync.OnceValue(func() map[string][]string {
 	out := map[string][]string{}
-	for op, fields := range opFields {
+	for op, fields := range opFields() {
 		for k, f := range fields {
 			if f.kind == kAbsPath {
 				out[op] = append(out[op], k)
@@ -171,7 +175,7 @@ var pathKeys = func() map[string][]string {
 		sort.Strings(out[op])
 	}
 	return out
-}()
+})
 
 func targets(body map[string]any) []map[string]any {
 	a, _ := body["targets"].([]any)
