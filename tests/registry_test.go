@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/fluxgit/fluxgit/tests/internal/registry"
 )
 
 // The MCP Registry entry (server.json at the repository root) is what the
@@ -21,45 +23,13 @@ import (
 // accepts an entry, and check that what the entry tells a client to run is
 // what fluxgit really accepts (docs/install.md, "MCP Registry").
 
-// registryEntry is the part of server.json the semantic checks read.
-type registryEntry struct {
-	Schema      string `json:"$schema"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Version     string `json:"version"`
-	Repository  struct {
-		URL    string `json:"url"`
-		Source string `json:"source"`
-	} `json:"repository"`
-	Packages []registryPackage `json:"packages"`
-}
-
-type registryPackage struct {
-	RegistryType    string `json:"registryType"`
-	RegistryBaseURL string `json:"registryBaseUrl"`
-	Identifier      string `json:"identifier"`
-	Version         string `json:"version"`
-	Transport       struct {
-		Type    string          `json:"type"`
-		URL     string          `json:"url"`
-		Headers []registryInput `json:"headers"`
-	} `json:"transport"`
-	RuntimeHint          string          `json:"runtimeHint"`
-	RuntimeArguments     []registryInput `json:"runtimeArguments"`
-	PackageArguments     []registryInput `json:"packageArguments"`
-	EnvironmentVariables []registryInput `json:"environmentVariables"`
-}
-
-// registryInput is an argument, a header or an environment variable.
-type registryInput struct {
-	Type       string                   `json:"type"`
-	Name       string                   `json:"name"`
-	Value      string                   `json:"value"`
-	ValueHint  string                   `json:"valueHint"`
-	Default    string                   `json:"default"`
-	IsRequired bool                     `json:"isRequired"`
-	Variables  map[string]registryInput `json:"variables"`
-}
+// The entry's types are tests/internal/registry's, shared with the release
+// check.
+type (
+	registryEntry   = registry.Entry
+	registryPackage = registry.Package
+	registryInput   = registry.Input
+)
 
 func readServerJSON(t *testing.T) ([]byte, registryEntry) {
 	t.Helper()
@@ -79,19 +49,8 @@ func readServerJSON(t *testing.T) ([]byte, registryEntry) {
 // formats as the registry does.
 func registrySchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft7
-	c.AssertFormat = true
-	f, err := os.Open("testdata/registry/server.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	const id = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
-	if err := c.AddResource(id, f); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(id)
+	s, err := registry.CompileSchema("testdata/registry/server.schema.json",
+		"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}

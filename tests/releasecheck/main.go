@@ -44,7 +44,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/fluxgit/fluxgit/tests/internal/registry"
 )
 
 func main() {
@@ -316,21 +316,6 @@ func runSigterm(args []string) error {
 	return nil
 }
 
-// registryEntry is the part of server.json checked beyond the schema.
-type registryEntry struct {
-	Name     string `json:"name"`
-	Version  string `json:"version"`
-	Packages []struct {
-		RegistryType    string `json:"registryType"`
-		RegistryBaseURL string `json:"registryBaseUrl"`
-		Identifier      string `json:"identifier"`
-		Version         string `json:"version"`
-		Transport       struct {
-			Type string `json:"type"`
-		} `json:"transport"`
-	} `json:"packages"`
-}
-
 func checkRegistry(args []string) error {
 	if len(args) != 4 {
 		return errors.New("want SCHEMA SERVER_JSON PACKAGE_JSON VERSION")
@@ -345,25 +330,14 @@ func checkRegistry(args []string) error {
 		return fmt.Errorf("%s: %w", serverPath, err)
 	}
 	id, _ := doc.(map[string]any)["$schema"].(string)
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft7
-	c.AssertFormat = true
-	f, err := os.Open(schemaPath)
+	schema, err := registry.CompileSchema(schemaPath, id)
 	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := c.AddResource(id, f); err != nil {
-		return fmt.Errorf("schema %s: %w", schemaPath, err)
-	}
-	schema, err := c.Compile(id)
-	if err != nil {
-		return fmt.Errorf("schema %s as %s (server.json's $schema): %w", schemaPath, id, err)
+		return fmt.Errorf("%w (server.json's $schema)", err)
 	}
 	if err := schema.Validate(doc); err != nil {
 		return fmt.Errorf("%s does not validate against %s: %v", serverPath, id, err)
 	}
-	var e registryEntry
+	var e registry.Entry
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return err
 	}
