@@ -4,40 +4,21 @@ package fleet
 // test of this package uses.
 
 import (
-	"context"
-	"errors"
 	"os/exec"
 	"testing"
 
+	"github.com/fluxgit/fluxgit/plugins/gitread/internal/familytest"
 	"github.com/fluxgit/fluxgit/plugins/gitread/internal/gittest"
-	"github.com/fluxgit/fluxgit/plugins/gitread/repo"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
 
-// testProvider serves this family's tools and the repository reads the
-// way plugins/gitread does (which this package cannot import).
-type testProvider struct{ core *repo.Provider }
-
-// New returns a fresh testProvider.
-func New() *testProvider { return &testProvider{core: repo.New()} }
+// New returns a fresh provider serving this family's tools and the
+// repository reads the way plugins/gitread does (which this package cannot
+// import).
+func New() *familytest.Provider { return familytest.New(tools) }
 
 // source is the Result.Source of a local-git answer.
 const source = gittest.Source
-
-// CallTool dispatches call to this family's table, else the repository
-// reads'.
-func (p *testProvider) CallTool(ctx context.Context, call *sdk.Call) (*sdk.Result, error) {
-	if call == nil {
-		return nil, errors.New("gitread: nil call")
-	}
-	fn, ok := tools[call.Tool]
-	if !ok {
-		if fn, ok = repo.Tools()[call.Tool]; !ok {
-			return nil, repo.Invalid("unknown tool: " + call.Tool)
-		}
-	}
-	return p.core.Call(ctx, call, fn)
-}
 
 // failData is the 10010 payload mustFail returns.
 type failData = gittest.FailData
