@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/fluxgit/fluxgit/internal/rundir"
@@ -19,12 +18,8 @@ import (
 // keeps its claims without checking in again. Only records on this host
 // can be read; elsewhere the stored expiry (renewed by check-ins) holds.
 
-// maxPresenceBytes bounds one presence record read (host/presence keeps
-// them far smaller); maxCallSkew drops a lastCallMs from the future.
-const (
-	maxPresenceBytes = 64 << 10
-	maxCallSkew      = time.Minute
-)
+// maxCallSkew drops a lastCallMs from the future.
+const maxCallSkew = time.Minute
 
 // lastCall is the last tool call the fluxgit server pid recorded in its
 // presence record, if it has one.
@@ -33,9 +28,9 @@ func lastCall(pid int, now time.Time) (time.Time, bool) {
 	if err != nil || pid <= 0 {
 		return time.Time{}, false
 	}
-	path := filepath.Join(run, "presence", "mcp", strconv.Itoa(pid)+".json")
+	path := filepath.Join(rundir.PresenceDir(run), rundir.PresenceName(pid))
 	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxPresenceBytes {
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > rundir.MaxPresenceBytes {
 		return time.Time{}, false
 	}
 	f, err := os.Open(path)
@@ -43,7 +38,7 @@ func lastCall(pid int, now time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxPresenceBytes))
+	b, err := io.ReadAll(io.LimitReader(f, rundir.MaxPresenceBytes))
 	if err != nil {
 		return time.Time{}, false
 	}

@@ -64,6 +64,31 @@ const (
 	maxLeasesJSON = MaxFiles*(6*MaxFileLen+96) + 2
 )
 
+// patchPlan is what a check-in of a known session does to its row.
+type patchPlan struct {
+	files   []string // the files the row declares afterwards
+	leases  []storedLease
+	changed bool // gist, files or claims differ, or the row was clipped
+	agent   bool // an agent is given and differs from the stored one
+}
+
+// planPatch computes a check-in's patch of the known row old, the same
+// for every store.
+func planPatch(old Row, in CheckInInput, now time.Time) (patchPlan, error) {
+	files := old.Files
+	if in.HasFiles {
+		files = in.Files
+	}
+	leases, claimsChanged, err := planLeases(old.stored, files, in, now)
+	if err != nil {
+		return patchPlan{}, err
+	}
+	// A clipped row is only known shortened: rewrite it whole.
+	changed := old.Clipped || old.Gist != in.Gist || (in.HasFiles && !slices.Equal(old.Files, in.Files)) || claimsChanged
+	agent := in.Agent != (Agent{}) && (old.Agent == nil || *old.Agent != in.Agent)
+	return patchPlan{files: files, leases: leases, changed: changed, agent: agent}, nil
+}
+
 // planLeases computes a check-in's leases: the claims given (each must be
 // one of files), or else the stored ones still among files, renewed from
 // now. changed reports that the set of (file, mode) claims differs from

@@ -548,21 +548,17 @@ func (p *Postgres) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult
 				markTimes(workers, t)
 				return &UnknownWorkerError{WorkerID: id, Workspace: in.Workspace, Workers: workers, Totals: totals}
 			}
-			files := old.Files
-			if in.HasFiles {
-				files = in.Files
-			}
-			leases, claimsChanged, err := planLeases(old.stored, files, in, t)
+			plan, err := planPatch(old, in, t)
 			if err != nil {
 				return err
 			}
-			changed := old.Clipped || old.Gist != in.Gist || (in.HasFiles && !slices.Equal(old.Files, in.Files)) || claimsChanged
+			leases, changed := plan.leases, plan.changed
 			leasesJSON, err := encodeLeases(leases)
 			if err != nil {
 				return err
 			}
 			if changed {
-				fj, err := json.Marshal(files)
+				fj, err := json.Marshal(plan.files)
 				if err != nil {
 					return err
 				}
@@ -576,7 +572,7 @@ func (p *Postgres) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult
 					return err
 				}
 			}
-			if in.Agent != (Agent{}) && (old.Agent == nil || *old.Agent != in.Agent) {
+			if plan.agent {
 				if _, err := tx.Exec(ctx, `UPDATE shift_roster_workers SET agent = $1 WHERE worker_id = $2 AND workspace = $3`, agentJSON, id, ws); err != nil {
 					return err
 				}

@@ -633,16 +633,11 @@ func (s *SQLite) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, 
 				markTimes(workers, t)
 				return &UnknownWorkerError{WorkerID: id, Workspace: in.Workspace, Workers: workers, Totals: totals}
 			}
-			files := old.Files
-			if in.HasFiles {
-				files = in.Files
-			}
-			leases, claimsChanged, err := planLeases(old.stored, files, in, t)
+			plan, err := planPatch(old, in, t)
 			if err != nil {
 				return err
 			}
-			// A clipped row is only known shortened: rewrite it whole.
-			changed := old.Clipped || old.Gist != in.Gist || (in.HasFiles && !slices.Equal(old.Files, in.Files)) || claimsChanged
+			leases, changed := plan.leases, plan.changed
 			upd := map[string]any{}
 			if changed {
 				upd["gist"], upd["updated_at"] = in.Gist, now
@@ -663,7 +658,7 @@ func (s *SQLite) CheckIn(ctx context.Context, in CheckInInput) (*CheckInResult, 
 					return err
 				}
 			}
-			if in.Agent != (Agent{}) && (old.Agent == nil || *old.Agent != in.Agent) {
+			if plan.agent {
 				upd["agent"] = agentJSON
 			}
 			if len(upd) > 0 {
