@@ -310,51 +310,41 @@ func (e *Executor) target(ctx context.Context, repoPath string, redo bool) (stri
 //   - every other (merge, rebase, hard reset, plan, submodule record):
 //     `git reset --keep <before>`.
 func (e *Executor) Undo(ctx context.Context, repoPath string) (UndoResult, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	top, id, st, i, err := e.target(ctx, repoPath, false)
-	if err != nil {
-		return UndoResult{}, err
-	}
-	rec := st.Points[i]
-	if ok, why := e.canUndo(ctx, top, rec); !ok {
-		return UndoResult{}, fmt.Errorf("the newest restore point of %s (%s, %s) cannot be undone: %s", top, rec.Operation, rec.ID(id), why)
-	}
-	res, err := e.undoPoint(ctx, top, &rec)
-	if err != nil {
-		return UndoResult{}, err
-	}
-	res.RepoID, res.ID = id, rec.ID(id)
-	rec.Undone = true
-	st.Points[i] = rec
-	if err := rundir.WriteStack(e.runDir, id, st); err != nil {
-		return res, fmt.Errorf("undone, but the restore stack could not be updated: %w", err)
-	}
-	return res, nil
+	return e.step(ctx, repoPath, false)
 }
 
 // Redo redoes the restore point Undo undid last in repoPath, when HEAD and
 // the branch are still where that undo left them.
 func (e *Executor) Redo(ctx context.Context, repoPath string) (UndoResult, error) {
+	return e.step(ctx, repoPath, true)
+}
+
+// step is Undo (redo false) or Redo: it takes the stack's next point,
+// checks its refs, undoes or redoes it and marks it so on the stack.
+func (e *Executor) step(ctx context.Context, repoPath string, redo bool) (UndoResult, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	top, id, st, i, err := e.target(ctx, repoPath, true)
+	top, id, st, i, err := e.target(ctx, repoPath, redo)
 	if err != nil {
 		return UndoResult{}, err
 	}
 	rec := st.Points[i]
-	if ok, why := e.canRedo(ctx, top, rec); !ok {
-		return UndoResult{}, fmt.Errorf("the last undone restore point of %s (%s, %s) cannot be redone: %s", top, rec.Operation, rec.ID(id), why)
+	check, do, which, verb := e.canUndo, e.undoPoint, "the newest restore point", "undone"
+	if redo {
+		check, do, which, verb = e.canRedo, e.redoPoint, "the last undone restore point", "redone"
 	}
-	res, err := e.redoPoint(ctx, top, &rec)
+	if ok, why := check(ctx, top, rec); !ok {
+		return UndoResult{}, fmt.Errorf("%s of %s (%s, %s) cannot be %s: %s", which, top, rec.Operation, rec.ID(id), verb, why)
+	}
+	res, err := do(ctx, top, &rec)
 	if err != nil {
 		return UndoResult{}, err
 	}
 	res.RepoID, res.ID = id, rec.ID(id)
-	rec.Undone = false
+	rec.Undone = !redo
 	st.Points[i] = rec
 	if err := rundir.WriteStack(e.runDir, id, st); err != nil {
-		return res, fmt.Errorf("redone, but the restore stack could not be updated: %w", err)
+		return res, fmt.Errorf("%s, but the restore stack could not be updated: %w", verb, err)
 	}
 	return res, nil
 }
