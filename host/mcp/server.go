@@ -100,6 +100,9 @@ type Server struct {
 	// stateKey signs the requestState of prompts that ask for input
 	// (promptinput.go); it lives as long as the process.
 	stateKey []byte
+
+	paramMu      sync.Mutex
+	paramHeaders map[string][]ParamHeader // by tool, computed on first use
 }
 
 // New builds a Server. Close releases what it started.
@@ -111,7 +114,8 @@ func New(opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{opts: opts, log: log, ctx: ctx, cancel: cancel,
 		sessions: map[*Session]struct{}{}, watches: map[string]*watch{},
-		parkedCalls: parkedTable{calls: map[string]*parked{}}, stateKey: newStateKey()}
+		parkedCalls: parkedTable{calls: map[string]*parked{}}, stateKey: newStateKey(),
+		paramHeaders: map[string][]ParamHeader{}}
 }
 
 // instructions describes only what this server serves: the write
