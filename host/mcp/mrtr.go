@@ -114,7 +114,7 @@ func answerFits(method string, raw json.RawMessage) bool {
 		return role != "" && len(m["content"]) > 0
 	case wire.MethodListRoots:
 		var roots []json.RawMessage
-		return json.Unmarshal(m["roots"], &roots) == nil && m["roots"] != nil
+		return json.Unmarshal(m["roots"], &roots) == nil && roots != nil
 	}
 	return false
 }
