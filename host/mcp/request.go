@@ -37,6 +37,9 @@ type request struct {
 	// 2026-07-28 multi round-trip): resultType input_required, and the
 	// call is recorded when it ends, not now.
 	inputRequired bool
+	// taskCreated marks a reply that is a CreateTaskResult: resultType
+	// task, and the call is recorded when its task ends.
+	taskCreated bool
 	// repoPath is the canonical repository the call named ("" when none),
 	// for the presence record (record.go).
 	repoPath string
@@ -199,19 +202,25 @@ func (rq *request) askClient(cr *wire.ClientRequest) (json.RawMessage, *wire.Fai
 // checkCapability refuses a client request the client did not declare it
 // can answer.
 func (rq *request) checkCapability(method string) *wire.Failure {
+	return capabilityRefusal(rq.gen.caps, method, rq.sess != nil)
+}
+
+// capabilityRefusal is checkCapability for a declared capability set;
+// connected is false when nothing could carry the question.
+func capabilityRefusal(caps clientCaps, method string, connected bool) *wire.Failure {
 	var (
 		ok  bool
 		cap string
 	)
 	switch method {
 	case wire.MethodSampling:
-		ok, cap = rq.gen.caps.sampling, "sampling"
+		ok, cap = caps.sampling, "sampling"
 	case wire.MethodElicitation:
-		ok, cap = rq.gen.caps.elicitation, "elicitation"
+		ok, cap = caps.elicitation, "elicitation"
 	default:
 		return &wire.Failure{Kind: wire.KindInternal, Message: "providers may not send " + method + " to the client"}
 	}
-	if rq.sess == nil || !ok {
+	if !connected || !ok {
 		return &wire.Failure{Kind: wire.KindClientCapability, Message: "the client did not declare the " + cap + " capability",
 			Data: map[string]any{"requiredCapabilities": map[string]any{cap: map[string]any{}}}}
 	}
