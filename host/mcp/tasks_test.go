@@ -52,7 +52,7 @@ outputSchema:
 type jobs struct {
 	fixedDispatcher
 	mu        sync.Mutex
-	cancelled int                  // calls that ended by cancellation
+	cancelled int                   // calls that ended by cancellation
 	kept      map[string]*wire.Task // job.kept's tasks
 }
 
