@@ -40,6 +40,9 @@ type request struct {
 	// taskCreated marks a reply that is a CreateTaskResult: resultType
 	// task, and the call is recorded when its task ends.
 	taskCreated bool
+	// taskRunning marks a host-run task's creation: the call goes on in
+	// the background and is recorded when its task ends.
+	taskRunning bool
 	// repoPath is the canonical repository the call named ("" when none),
 	// for the presence record (record.go).
 	repoPath string

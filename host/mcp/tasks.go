@@ -213,7 +213,7 @@ func (s *Server) startTask(rq *request, tool *catalog.Tool, call *wire.Call, p p
 		cancel()
 		return nil, err
 	}
-	rq.taskCreated = true
+	rq.taskCreated, rq.taskRunning = true, true
 	rq.finish()
 	go s.runTask(ctx, t, call)
 	return s.createResult(t)

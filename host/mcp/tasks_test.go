@@ -424,11 +424,14 @@ func TestTaskInputRequired(t *testing.T) {
 // tasks/get and tasks/cancel go to the provider, and a new server (a
 // restarted host, no routing entry) still finds the task.
 func TestProviderKeptTask(t *testing.T) {
-	s, j, _ := taskServer(t)
+	s, j, rec := taskServer(t)
 	sess := s.NewSession()
 	created, re := rpcCall(t, sess, "tools/call", map[string]any{"name": "job.kept", "arguments": map[string]any{}, "_meta": tasksMeta(false)})
 	if re != nil || created["resultType"] != "task" || created["taskId"] != "kept-1" {
 		t.Fatalf("CreateTaskResult = %v, %v", created, re)
+	}
+	if rec.count() != 1 || rec.last().Tool != "job.kept" || rec.last().Outcome != OutcomeSuccess {
+		t.Errorf("the call that created a provider-kept task was not recorded: %+v", rec.recs)
 	}
 	if got := poll(t, sess, "kept-1", taskWorking); got["status"] != taskWorking {
 		t.Fatalf("tasks/get = %v", got)
