@@ -510,3 +510,44 @@ func TestLegacyTasks(t *testing.T) {
 		t.Errorf("2025-06-18 tasks/get = %v, want -32601", re)
 	}
 }
+
+// The table forgets (and cancels) tasks past their TTL and refuses a
+// task over maxTasks live ones.
+func TestTaskTableLimits(t *testing.T) {
+	tests := []struct {
+		name    string
+		age     time.Duration // of the tasks already held
+		held    int
+		wantErr bool
+		wantLen int
+	}{
+		{"room left", 0, 3, false, 4},
+		{"full of live tasks", 0, maxTasks, true, maxTasks},
+		{"full of expired tasks", 2 * taskTTL, maxTasks, false, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tt := &taskTable{tasks: map[string]*hostTask{}}
+			cancelled := 0
+			for i := 0; i < tc.held; i++ {
+				id := newToken()
+				tt.tasks[id] = &hostTask{id: id, created: time.Now().Add(-tc.age), ttl: taskTTL, cancel: func() { cancelled++ }}
+			}
+			err := tt.add(&hostTask{id: "new", created: time.Now(), ttl: taskTTL})
+			var re *rpcError
+			if (err != nil) != tc.wantErr || (err != nil && (!errors.As(err, &re) || re.Code != codeInternal)) {
+				t.Fatalf("add = %v, want error %v", err, tc.wantErr)
+			}
+			if len(tt.tasks) != tc.wantLen {
+				t.Errorf("table holds %d, want %d", len(tt.tasks), tc.wantLen)
+			}
+			if tc.age > 0 && cancelled != tc.held {
+				t.Errorf("%d expired tasks cancelled, want %d", cancelled, tc.held)
+			}
+		})
+	}
+	tt := &taskTable{tasks: map[string]*hostTask{"old": {id: "old", created: time.Now().Add(-2 * time.Second), ttl: time.Second}}}
+	if tt.get("old") != nil || len(tt.tasks) != 0 {
+		t.Errorf("get returned an expired task")
+	}
+}
