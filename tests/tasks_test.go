@@ -153,3 +153,57 @@ func compact(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// 2025-11-25 experimental tasks over stdio: a task-augmented call returns
+// the task, the provider's question reaches the client as a request tied
+// to the task, and tasks/result returns the call's own result.
+func TestLegacyTasksStdio(t *testing.T) {
+	s := startServer(t, conformanceEnv(t))
+	init := s.call(0, "initialize", map[string]any{"protocolVersion": "2025-11-25",
+		"capabilities": map[string]any{"elicitation": map[string]any{}, "tasks": map[string]any{}},
+		"clientInfo":   map[string]any{"name": "legacy-tasks", "version": "1"}})
+	if !strings.Contains(init.raw, `"tasks":{`) {
+		t.Fatalf("initialize does not advertise tasks: %s", init.raw)
+	}
+	created := taskResult(t, s.call(1, "tools/call", map[string]any{"name": "confirm_delete",
+		"arguments": map[string]any{"filename": "b.txt"}, "task": map[string]any{"ttl": 60000}}))
+	task, _ := created["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if id == "" || task["status"] != "working" || task["ttl"] != float64(60000) {
+		t.Fatalf("CreateTaskResult = %v", created)
+	}
+	// The question arrives as a server request carrying the task's id.
+	var ask struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Meta map[string]map[string]string `json:"_meta"`
+		} `json:"params"`
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for ask.Method != "elicitation/create" {
+		line := s.next(time.Until(deadline))
+		if strings.Contains(line, `"method":"elicitation/create"`) {
+			if err := json.Unmarshal([]byte(line), &ask); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if ask.Params.Meta["io.modelcontextprotocol/related-task"]["taskId"] != id {
+		t.Fatalf("elicitation/create is not tied to task %s: %+v", id, ask.Params.Meta)
+	}
+	if got := taskResult(t, s.call(2, "tasks/get", map[string]any{"taskId": id})); got["status"] != "input_required" {
+		t.Errorf("task while the question is out = %v", got)
+	}
+	s.sendJSON(map[string]any{"jsonrpc": "2.0", "id": ask.ID, "result": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}})
+	res := s.call(3, "tasks/result", map[string]any{"taskId": id})
+	if res.Error != nil || !strings.Contains(res.raw, "action=accept") || !strings.Contains(res.raw, id) {
+		t.Fatalf("tasks/result = %s", res.raw)
+	}
+	if r := s.call(4, "tasks/cancel", map[string]any{"taskId": id}); r.Error == nil || r.Error.Code != -32602 {
+		t.Errorf("cancel of a completed 2025-11-25 task = %s, want -32602", r.raw)
+	}
+	if r := s.call(5, "tasks/list", map[string]any{}); !strings.Contains(r.raw, id) {
+		t.Errorf("tasks/list = %s", r.raw)
+	}
+}
