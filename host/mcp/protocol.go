@@ -73,6 +73,9 @@ type clientCaps struct {
 	sampling    bool
 	elicitation bool
 	roots       bool
+	// tasks: the request declared the Tasks extension
+	// (extensions["io.modelcontextprotocol/tasks"], 2026-07-28).
+	tasks bool
 }
 
 // any reports whether the client can answer any question a provider may
@@ -87,7 +90,15 @@ func parseClientCaps(m map[string]json.RawMessage) clientCaps {
 		raw := bytes.TrimSpace(m[k])
 		return len(raw) > 0 && raw[0] == '{'
 	}
-	return clientCaps{sampling: isObject("sampling"), elicitation: isObject("elicitation"), roots: isObject("roots")}
+	caps := clientCaps{sampling: isObject("sampling"), elicitation: isObject("elicitation"), roots: isObject("roots")}
+	if isObject("extensions") {
+		var ext map[string]json.RawMessage
+		if json.Unmarshal(m["extensions"], &ext) == nil {
+			raw := bytes.TrimSpace(ext[extTasks])
+			caps.tasks = len(raw) > 0 && raw[0] == '{'
+		}
+	}
+	return caps
 }
 
 // progressToken returns the request's progress token when it is a string
@@ -130,10 +141,12 @@ func (g generation) structured() bool  { return g.modern || g.version >= V202506
 func (g generation) toolErrorsForArguments() bool { return g.modern || g.version >= V20251125 }
 
 // legacyOnly are methods the modern generation removed.
-var legacyOnly = []string{"initialize", "ping", "resources/subscribe", "resources/unsubscribe", "logging/setLevel", "notifications/initialized"}
+var legacyOnly = []string{"initialize", "ping", "resources/subscribe", "resources/unsubscribe", "logging/setLevel", "notifications/initialized",
+	// 2025-11-25 experimental tasks; the Tasks extension removed both.
+	"tasks/result", "tasks/list"}
 
 // modernOnly are methods the legacy generation does not have.
-var modernOnly = []string{"server/discover", "subscriptions/listen"}
+var modernOnly = []string{"server/discover", "subscriptions/listen", "tasks/update"}
 
 func isLegacyOnly(m string) bool { return slices.Contains(legacyOnly, m) }
 func isModernOnly(m string) bool { return slices.Contains(modernOnly, m) }
