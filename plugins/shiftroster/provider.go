@@ -32,6 +32,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fluxgit/fluxgit/internal/operation"
 	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -499,11 +500,9 @@ func (p *Provider) agent(m sdk.Meta) roster.Agent {
 	if pid == 0 {
 		pid = os.Getppid()
 	}
-	client := m.ClientName
-	if m.ClientVersion != "" && client != "" {
-		client += " " + m.ClientVersion
-	}
-	return roster.Agent{Client: client, Host: host, PID: pid}
+	// The same label the handshake provider sends as the proposer, so the
+	// gateway's guard recognises this client's workers.
+	return roster.Agent{Client: operation.ClientLabel(m.ClientName, m.ClientVersion), Host: host, PID: pid}
 }
 
 func ok(data any, text string) (*sdk.Result, error) {
