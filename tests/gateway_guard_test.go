@@ -65,6 +65,10 @@ func TestGatewayCommitGuard(t *testing.T) {
 			// Another agent's exclusive lease refuses the commit at execution.
 			head := revParse(t, repo, "HEAD")
 			id = l.propose("commit", repo, map[string]any{"message": "chore: todo", "paths": []any{"todo.txt"}})
+			// The card warns the person before the decision.
+			if c := jsonOf(pageCard(t, g, id)); !strings.Contains(c, "Held by other agents") || !strings.Contains(c, "todo.txt: worker "+holder) {
+				t.Fatalf("the card does not warn of the held file: %s", c)
+			}
 			g.decide(t, "approve", id)
 			d := l.awaitStatus(id, "failed")
 			msg := jsonOf(d)

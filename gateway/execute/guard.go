@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxgit/fluxgit/internal/operation"
 	"github.com/fluxgit/fluxgit/internal/roster"
 )
 
@@ -36,48 +37,19 @@ type guardVerdict struct {
 // stop the commit (the guard coordinates agents, it is no access
 // control); the result says so.
 func (x *execution) guard(ctx context.Context, head, tree string) guardVerdict {
-	e := x.e
-	override := x.job.Confirmations.OverrideGuard || e.guardOverride
+	override := x.job.Confirmations.OverrideGuard || x.e.guardOverride
 	var v guardVerdict
 	if override {
 		v.env = append(v.env, roster.EnvGuardOverride+"=1")
 	}
-	args := []string{"diff-tree", "-r", "--no-renames", "--name-only", "-z", head, tree}
-	if head == "" {
-		args = []string{"ls-tree", "-r", "--name-only", "-z", tree}
-	}
-	out, err := e.git.Run(ctx, x.repo, args...)
+	conflicts, own, err := x.e.guardConflicts(ctx, x.repo, head, tree, x.job.Binding.Proposer)
 	if err != nil {
-		v.note = "; the guard could not list the committed files, so it did not check them: " + details(err)
+		v.note = "; " + err.Error()
 		return v
 	}
-	var touched []string
-	for _, f := range strings.Split(string(out), "\x00") {
-		if f != "" {
-			touched = append(touched, f)
-		}
+	if len(own) > 0 {
+		v.env = append(v.env, roster.EnvWorkerID+"="+strings.Join(own, ","))
 	}
-	rctx, cancel := context.WithTimeout(ctx, guardBudget)
-	defer cancel()
-	rows, err := e.roster(rctx, x.repo)
-	if err != nil {
-		v.note = "; the shift roster could not be read, so the guard did not check this commit: " + err.Error()
-		return v
-	}
-	var own roster.Owner
-	if p := x.job.Binding.Proposer; p != nil {
-		own = roster.CheckedInBy(roster.Hostname(), p.PID, p.Client)
-	}
-	var ids []string
-	for _, r := range rows {
-		if own != nil && own(r.Row) {
-			ids = append(ids, r.WorkerID)
-		}
-	}
-	if len(ids) > 0 {
-		v.env = append(v.env, roster.EnvWorkerID+"="+strings.Join(ids, ","))
-	}
-	conflicts := roster.GuardConflicts(rows, x.repo, "", own, touched)
 	if len(conflicts) == 0 {
 		return v
 	}
@@ -91,4 +63,42 @@ func (x *execution) guard(ctx context.Context, head, tree string) guardVerdict {
 		"To commit anyway the person overrides the guard: propose again and approve with `fluxgit gateway approve <previewId> --override-guard` "+
 		"(or the card's guard override box), or start the gateway with %s=1.", len(conflicts), lines, roster.EnvGuardOverride)
 	return v
+}
+
+// guardConflicts lists the files a commit of tree on top of head (""
+// unborn) changes that another agent holds exclusively, and the ids of
+// the proposer's own workers (nil proposer: none). An error says why the
+// guard could not check (the files could not be listed, the roster could
+// not be read), in words for the result.
+func (e *Executor) guardConflicts(ctx context.Context, repo, head, tree string, p *operation.Proposer) (conflicts []roster.Conflict, own []string, err error) {
+	args := []string{"diff-tree", "-r", "--no-renames", "--name-only", "-z", head, tree}
+	if head == "" {
+		args = []string{"ls-tree", "-r", "--name-only", "-z", tree}
+	}
+	out, gerr := e.git.Run(ctx, repo, args...)
+	if gerr != nil {
+		return nil, nil, fmt.Errorf("the guard could not list the committed files, so it did not check them: %s", details(gerr))
+	}
+	var touched []string
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f != "" {
+			touched = append(touched, f)
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, guardBudget)
+	defer cancel()
+	rows, rerr := e.roster(rctx, repo)
+	if rerr != nil {
+		return nil, nil, fmt.Errorf("the shift roster could not be read, so the guard did not check this commit: %v", rerr)
+	}
+	var owner roster.Owner
+	if p != nil {
+		owner = roster.CheckedInBy(roster.Hostname(), p.PID, p.Client)
+		for _, r := range rows {
+			if owner(r.Row) {
+				own = append(own, r.WorkerID)
+			}
+		}
+	}
+	return roster.GuardConflicts(rows, repo, "", owner, touched), own, nil
 }
