@@ -56,7 +56,7 @@ func newGuardCheckCmd() *cobra.Command {
 		Short: "Exit 1 when the staged files (or --range's) include a file another live worker holds exclusively",
 		Long: "check reads the shift roster (SQLite, or PostgreSQL with SHIFT_DATABASE_URL) read-only and refuses\n" +
 			"when a file the commit touches is held by an unexpired exclusive lease of another, non-stale worker in\n" +
-			"the repository's workspace. The committer's own worker (SHIFT_WORKER_ID) never blocks. Override with\n" +
+			"the repository's workspace. The committer's own worker (SHIFT_WORKER_ID; several ids comma-separated) never blocks. Override with\n" +
 			"--force or " + envGuardOverride + "=1 (or git commit --no-verify).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
