@@ -16,7 +16,8 @@ import (
 // nor in the hook; a commit touching a file another agent's fluxgit
 // process holds exclusively fails at execution, naming the worker and its
 // gist and saying how to override, with nothing committed; the person's
-// override (approve --override-guard) lets it through, hook included.
+// override (approve --override-guard, or the card's box) lets it
+// through, hook included; the card warned of the held file beforehand.
 func TestGatewayCommitGuard(t *testing.T) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
@@ -86,7 +87,11 @@ func TestGatewayCommitGuard(t *testing.T) {
 
 			// The person's override lets it through, past the hook as well.
 			id = l.propose("commit", repo, map[string]any{"message": "chore: todo", "paths": []any{"todo.txt"}})
-			g.decide(t, "approve", id, "--override-guard")
+			if backend == "postgres" { // the page's override box; the terminal's flag on SQLite
+				approveOnPage(t, g, id, map[string]any{"overrideGuard": true})
+			} else {
+				g.decide(t, "approve", id, "--override-guard")
+			}
 			d = l.awaitStatus(id, "completed")
 			if !strings.Contains(jsonOf(d), "override") || revParse(t, repo, "HEAD") == head {
 				t.Fatalf("the override did not commit or does not say it overrode: %s", jsonOf(d))
