@@ -174,6 +174,8 @@ func (g *gatewayProc) decide(t *testing.T, verb, id string, flags ...string) {
 			body["typedBranch"] = flags[i]
 		case "--force-push":
 			body["forcePush"] = true
+		case "--override-guard":
+			body["overrideGuard"] = true
 		case "--steps":
 			i++
 			var steps []int

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -390,7 +391,8 @@ func TestAgentsPresenceSources(t *testing.T) {
 
 	first := startAs(t, detectEnv(t, runDir, state), "codex-mcp-client", "0.9")
 	toolCall(t, first, 1, "repo.status", map[string]any{"repoPath": repo})
-	checkIn, _ := rosterCall(t, first, 2, "shift_check_in", map[string]any{"workspace": repo, "gist": "tidy the app package", "files": []string{"src/app.go"}})
+	checkIn, _ := rosterCall(t, first, 2, "shift_check_in", map[string]any{"workspace": repo, "gist": "tidy the app package", "files": []string{"src/app.go"},
+		"claims": map[string]string{"src/app.go": "exclusive"}})
 	worker, _ := checkIn["workerId"].(string)
 
 	// A helper process whose executable is called codex, working in src/.
@@ -424,7 +426,8 @@ func TestAgentsPresenceSources(t *testing.T) {
 			return hasString(a["sources"], "process") && pidOf(a) == helper.Process.Pid && a["agent"] == "codex"
 		}},
 		{"the roster check-in", func(a map[string]any) bool {
-			return hasString(a["sources"], "roster") && a["confidence"] == "declared" && hasString(a["files"], "src/app.go")
+			return hasString(a["sources"], "roster") && a["confidence"] == "declared" && hasString(a["files"], "src/app.go") &&
+				regexp.MustCompile(`^src/app\.go exclusive 1[45]m$`).MatchString(fmt.Sprint(a["leases"]))
 		}},
 	}
 	for _, c := range checks {
@@ -517,7 +520,8 @@ func TestOtherAgentsHintOnDiscard(t *testing.T) {
 				extra = append(extra, "FLUXGIT_MCP_AGENT_DETECTION_DISABLED=1")
 			}
 			s := startAs(t, detectEnv(t, canonicalTempDir(t), state, extra...), "claude-code", "2.1")
-			rosterCall(t, s, 1, "shift_check_in", map[string]any{"workspace": repo, "gist": "codex: rewrite the app", "files": []string{"src/app.go"}})
+			rosterCall(t, s, 1, "shift_check_in", map[string]any{"workspace": repo, "gist": "codex: rewrite the app", "files": []string{"src/app.go"},
+				"claims": map[string]string{"src/app.go": "shared"}, "leaseMinutes": 30})
 			p := toolCall(t, s, 2, "operation.preview.discard", map[string]any{"repoPath": repo, "reason": "start over", "paths": tt.paths})
 			if p["status"] != "pending" || p["error"] != nil {
 				t.Fatalf("proposal %v", p)
@@ -543,6 +547,9 @@ func TestOtherAgentsHintOnDiscard(t *testing.T) {
 			}
 			if roster == nil {
 				t.Fatalf("no roster agent in %v", hint)
+			}
+			if l, _ := roster["leases"].(string); !regexp.MustCompile(`^src/app\.go shared (29|30)m$`).MatchString(l) {
+				t.Fatalf("the hint's roster agent shows leases %q, want src/app.go shared 30m", l)
 			}
 			got, _ := json.Marshal(roster["overlappingPaths"])
 			want, _ := json.Marshal(tt.overlap)

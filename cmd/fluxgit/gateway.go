@@ -151,6 +151,7 @@ func runGateway(ctx context.Context, g *globalOptions, o *gatewayOptions, out io
 		MaxPending:             o.maxPending,
 		MaxStoredBytesPerAgent: o.maxBytesPerAgent,
 		MaxStoredBytes:         o.maxBytes,
+		GuardOverride:          os.Getenv(envGuardOverride) == "1",
 	})
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("the gateway did not start: %w", err)}
@@ -480,6 +481,7 @@ func newGatewayApproveCmd(o *gatewayOptions) *cobra.Command {
 	cmd.Flags().StringVar(&req.TypedBranch, "confirm-branch", "", "the branch name, typed to confirm a hard reset")
 	cmd.Flags().IntSliceVar(&req.Steps, "steps", nil, "plan steps (0-based) whose destructive effect you accept")
 	cmd.Flags().BoolVar(&req.ForcePush, "force-push", false, "accept a force-with-lease push")
+	cmd.Flags().BoolVar(&req.OverrideGuard, "override-guard", false, "commit even into files another agent holds exclusively (the shift-roster guard)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the executions and print their results (exit 1 unless all completed)")
 	return cmd
 }

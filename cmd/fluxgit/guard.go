@@ -19,11 +19,11 @@ import (
 
 // envGuardOverride, set to 1, lets a commit through the guard (the
 // person's override; `git commit --no-verify` skips the hook too).
-const envGuardOverride = "FLUXGIT_GUARD_OVERRIDE"
+const envGuardOverride = roster.EnvGuardOverride
 
-// envWorkerID names the committing agent's own worker: its leases never
-// block its commits.
-const envWorkerID = "SHIFT_WORKER_ID"
+// envWorkerID names the committing agent's own worker (or workers, comma
+// separated): their leases never block its commits.
+const envWorkerID = roster.EnvWorkerID
 
 // guardMarker identifies a pre-commit hook written by `fluxgit guard
 // install`, so installing again changes nothing.
@@ -56,7 +56,7 @@ func newGuardCheckCmd() *cobra.Command {
 		Short: "Exit 1 when the staged files (or --range's) include a file another live worker holds exclusively",
 		Long: "check reads the shift roster (SQLite, or PostgreSQL with SHIFT_DATABASE_URL) read-only and refuses\n" +
 			"when a file the commit touches is held by an unexpired exclusive lease of another, non-stale worker in\n" +
-			"the repository's workspace. The committer's own worker (SHIFT_WORKER_ID) never blocks. Override with\n" +
+			"the repository's workspace. The committer's own worker (SHIFT_WORKER_ID; several ids comma-separated) never blocks. Override with\n" +
 			"--force or " + envGuardOverride + "=1 (or git commit --no-verify).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -97,10 +97,11 @@ func nulList(b []byte) []string {
 }
 
 // touchedFiles are the files the commit touches: the staged ones, or those
-// a range changes. Inside a hook of `git commit -a` or `git commit PATH`,
-// git stages into a temporary index (GIT_INDEX_FILE) that the hardened
-// git runner does not read, so the work tree's changes count too: a
-// superset, never a miss.
+// a range changes. Inside a hook of `git commit -a`, `git commit PATH` or
+// the gateway's commit, git commits a temporary index (GIT_INDEX_FILE),
+// which the hardened git runner does not read (it drops GIT_* variables):
+// an absolute GIT_INDEX_FILE is read explicitly, exactly; otherwise the
+// work tree's changes count too: a superset, never a miss.
 func touchedFiles(ctx context.Context, root, rng string) ([]string, error) {
 	if rng != "" {
 		out, err := gitexec.Run(ctx, root, "diff", "--name-only", "-z", "--no-renames", rng, "--")
@@ -108,6 +109,12 @@ func touchedFiles(ctx context.Context, root, rng string) ([]string, error) {
 			return nil, fmt.Errorf("files of %s: %w", rng, err)
 		}
 		return nulList(out), nil
+	}
+	if idx := os.Getenv("GIT_INDEX_FILE"); filepath.IsAbs(idx) {
+		w := &gitexec.Writer{IndexFile: idx}
+		if out, err := w.Run(ctx, root, "diff", "--cached", "--name-only", "-z", "--no-renames", "--"); err == nil {
+			return nulList(out), nil
+		}
 	}
 	out, err := gitexec.Run(ctx, root, "diff", "--cached", "--name-only", "-z", "--no-renames", "--")
 	if err != nil {
@@ -143,8 +150,7 @@ func guardCheck(ctx context.Context, stdout, stderr io.Writer, rng string, overr
 		fmt.Fprintf(stderr, "fluxgit guard: the shift roster could not be read, commit not checked: %v\n", err)
 		return nil
 	}
-	self, _ := roster.NormalizeWorkerID(os.Getenv(envWorkerID))
-	conflicts := roster.GuardConflicts(rows, root, os.Getenv(roster.EnvWorkspace), self, files)
+	conflicts := roster.GuardConflicts(rows, root, os.Getenv(roster.EnvWorkspace), roster.WorkerIDs(os.Getenv(envWorkerID)), files)
 	if len(conflicts) == 0 {
 		return nil
 	}
@@ -154,8 +160,8 @@ func guardCheck(ctx context.Context, stdout, stderr io.Writer, rng string, overr
 		verb = "allowed by override despite"
 	}
 	fmt.Fprintf(&b, "fluxgit guard: commit %s %d file(s) held exclusively by other agents:\n", verb, len(conflicts))
-	for _, c := range conflicts {
-		fmt.Fprintf(&b, "  %s: worker %s (%q) in workspace %s, lease until %s\n", c.File, c.Holder.WorkerID, c.Holder.Gist, c.Workspace, c.Lease.ExpiresAt)
+	for _, l := range roster.ConflictLines(conflicts) {
+		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	if override {
 		fmt.Fprint(stderr, b.String())

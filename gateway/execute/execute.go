@@ -13,6 +13,7 @@ import (
 
 	"github.com/fluxgit/fluxgit/internal/gitexec"
 	"github.com/fluxgit/fluxgit/internal/operation"
+	"github.com/fluxgit/fluxgit/internal/roster"
 )
 
 // Options configures an Executor.
@@ -24,6 +25,15 @@ type Options struct {
 	RunDir string
 	// Now is the clock of restore records; nil means time.Now.
 	Now func() time.Time
+	// Roster reads the shift roster's active check-ins naming a work tree
+	// for a commit's guard; nil means roster.ActiveForWorkTreeFromEnv (the
+	// roster the gateway's own environment selects: SHIFT_DATABASE_URL, or
+	// roster.sqlite in SHIFT_STATE_DIR).
+	Roster func(ctx context.Context, root string) ([]roster.WorkspaceRow, error)
+	// GuardOverride lets every commit through the guard (the person
+	// started the gateway with FLUXGIT_GUARD_OVERRIDE=1); a refusal is
+	// then reported in the result instead.
+	GuardOverride bool
 }
 
 // Executor binds, reviews and executes proposals. One execution (or undo)
@@ -32,9 +42,12 @@ type Options struct {
 type Executor struct {
 	runDir string
 	now    func() time.Time
-	mu     sync.Mutex
-	git    *gitexec.Writer // hooks off: every command but the two commits
-	hooked *gitexec.Writer // the user's hooks and signing: commit, submodule record
+	roster func(ctx context.Context, root string) ([]roster.WorkspaceRow, error)
+	// guardOverride: Options.GuardOverride.
+	guardOverride bool
+	mu            sync.Mutex
+	git           *gitexec.Writer // hooks off: every command but the two commits
+	hooked        *gitexec.Writer // the user's hooks and signing: commit, submodule record
 }
 
 // New returns an Executor for o.
@@ -43,7 +56,11 @@ func New(o Options) *Executor {
 	if now == nil {
 		now = time.Now
 	}
-	return &Executor{runDir: o.RunDir, now: now, git: &gitexec.Writer{}, hooked: &gitexec.Writer{Hooks: true}}
+	rs := o.Roster
+	if rs == nil {
+		rs = roster.ActiveForWorkTreeFromEnv
+	}
+	return &Executor{runDir: o.RunDir, now: now, roster: rs, guardOverride: o.GuardOverride, git: &gitexec.Writer{}, hooked: &gitexec.Writer{Hooks: true}}
 }
 
 // BindError is a proposal the gateway refuses at the boundary (422
@@ -254,7 +271,10 @@ func (r result) ok() bool { return r["status"] == "completed" }
 //     failure, later steps "skipped".
 //   - worktree: `git worktree add`, creating the branch at HEAD if needed.
 //   - commit: paths or stageAll, never --amend; the user's hooks and signing
-//     run; a failed commit puts the index back.
+//     run; a failed commit puts the index back. Refused, before anything
+//     changes, when a committed file is held exclusively by another
+//     agent's shift-roster lease (guard.go; the proposer's own workers and
+//     the person's override pass).
 //   - push: only a remote the repository names (never ext:: or fd::),
 //     optional --set-upstream, --force-with-lease bound to the
 //     remote-tracking commit recorded at proposal time. No restore point.

@@ -617,11 +617,15 @@ func (x *execution) commit(ctx context.Context, r *operation.Commit) result {
 			"(tree %s, the card showed %s; changed: %s); propose the commit again so the person sees what is committed",
 			idx.tree, bound, strings.Join(limit(changed, 10), ", "))
 	}
+	g := x.guard(ctx, head, idx.tree)
+	if g.refusal != "" {
+		return failed("%s", g.refusal)
+	}
 	cp, err := e.begin(repo, record{Operation: "commit", BeforeCommit: strp(head), BranchRef: strp(branch), BeforeRef: strp(branch), AfterRef: strp(branch)})
 	if err != nil {
 		return failed("commit not started: %v", err)
 	}
-	hooked := &gitexec.Writer{Hooks: true, IndexFile: idx.file}
+	hooked := &gitexec.Writer{Hooks: true, IndexFile: idx.file, Env: g.env}
 	if _, err := hooked.Run(ctx, repo, "commit", "-q", "-m", r.Message); err != nil {
 		cp.abandon()
 		return failed("git commit failed; nothing was committed and the index is as it was: %s", details(err))
@@ -633,7 +637,7 @@ func (x *execution) commit(ctx context.Context, r *operation.Commit) result {
 	if paths := listed(r.Paths); len(paths) > 0 {
 		sync = append(append(sync, "--"), paths...)
 	}
-	msg := "committed " + after + " on " + orDetached(branch)
+	msg := "committed " + after + " on " + orDetached(branch) + g.note
 	if _, err := e.run(ctx, repo, sync...); err != nil {
 		msg += "; the index could not be brought up to date (run git status): " + details(err)
 	}

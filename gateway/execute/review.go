@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fluxgit/fluxgit/internal/operation"
+	"github.com/fluxgit/fluxgit/internal/roster"
 )
 
 // destructive reports whether a plan step needs its own tick on the card:
@@ -119,6 +120,15 @@ func (e *Executor) Review(ctx context.Context, op string, body json.RawMessage, 
 			"Exactly this content is committed: if a file changes before the commit runs, the commit is refused."}
 		if c.FilesChanged == 0 {
 			rv.Warnings = append(rv.Warnings, "Nothing to commit: the tree is the same as HEAD's, so the commit will fail.")
+		}
+		// The guard runs again at execution; the card says now what it
+		// would refuse, so the person can ask the agents or override.
+		if b.CommitTree == "" {
+			break
+		}
+		if cs, _, err := e.guardConflicts(ctx, b.RepoPath, b.Head, b.CommitTree, b.Proposer); err == nil && len(cs) > 0 {
+			rv.Warnings = append(rv.Warnings, fmt.Sprintf("Held by other agents (shift roster), so the commit will fail unless you override the guard: %s.",
+				strings.Join(roster.ConflictLines(cs), "; ")))
 		}
 	case *operation.Push:
 		remote := req.Remote

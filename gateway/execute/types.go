@@ -4,7 +4,11 @@
 // safety.* tools read.
 package execute
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/fluxgit/fluxgit/internal/operation"
+)
 
 // Binding is what a proposal was checked against when it arrived: the
 // canonical repository and the object ids of the refs it names. Execution
@@ -47,6 +51,11 @@ type Binding struct {
 	// reset throws away, as the card showed them (workTree); execution
 	// computes it again and refuses when the changes differ.
 	WorkTree string `json:"workTree,omitempty"`
+	// Proposer is the fluxgit server process and MCP client that sent
+	// the proposal (the operation.ProposerHeader of its POST; nil when it
+	// had none). A commit's guard exempts the workers that process checked
+	// in for that client, and only those.
+	Proposer *operation.Proposer `json:"proposer,omitempty"`
 }
 
 // SubmoduleBinding is the state a submodulePointer proposal was checked
@@ -135,6 +144,9 @@ type Confirmations struct {
 	TypedBranch string `json:"typedBranch,omitempty"`
 	Steps       []int  `json:"steps,omitempty"`
 	ForcePush   bool   `json:"forcePush,omitempty"`
+	// OverrideGuard: the person lets a commit through although another
+	// agent holds one of its files exclusively (the shift-roster guard).
+	OverrideGuard bool `json:"overrideGuard,omitempty"`
 }
 
 // Job is one approved proposal to execute.

@@ -179,6 +179,12 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request, op string) {
 		writeError(w, http.StatusInternalServerError, "the gateway could not inspect the repository: "+err.Error())
 		return
 	}
+	// The fluxgit server that sent the proposal names itself in a header
+	// (never in the body the model's arguments make); the commit guard
+	// exempts only the workers that process checked in.
+	if pr, ok := operation.ParseProposer(r.Header.Get(operation.ProposerHeader)); ok {
+		b.Proposer = &pr
+	}
 	// The policy saw the paths as the agent wrote them; check the
 	// repositories they resolve to as well, so that a path inside an
 	// allowed prefix cannot reach a repository outside it.

@@ -143,6 +143,8 @@ type ApproveRequest struct {
 	TypedBranch string `json:"typedBranch,omitempty"`
 	Steps       []int  `json:"steps,omitempty"`
 	ForcePush   bool   `json:"forcePush,omitempty"`
+	// OverrideGuard lets a commit through the shift-roster guard.
+	OverrideGuard bool `json:"overrideGuard,omitempty"`
 }
 
 // RejectRequest is the body of a CLI rejection.
@@ -170,7 +172,7 @@ func (s *Server) cliAction(w http.ResponseWriter, r *http.Request, id, action st
 			return
 		}
 		p, err := s.Decide(ctx, id, Decision{Approve: true, By: "cli",
-			Confirm: execute.Confirmations{TypedBranch: req.TypedBranch, Steps: req.Steps, ForcePush: req.ForcePush}})
+			Confirm: execute.Confirmations{TypedBranch: req.TypedBranch, Steps: req.Steps, ForcePush: req.ForcePush, OverrideGuard: req.OverrideGuard}})
 		s.cliReply(w, p, err)
 	case "reject":
 		var req RejectRequest

@@ -724,6 +724,8 @@ type uiApproveBody struct {
 	TypedBranch string `json:"typedBranch"`
 	Steps       []int  `json:"steps"`
 	ForcePush   bool   `json:"forcePush"`
+	// OverrideGuard lets a commit through the shift-roster guard.
+	OverrideGuard bool `json:"overrideGuard"`
 }
 
 // uiRejectBody is POST /ui/api/proposals/{id}/reject.
@@ -768,7 +770,7 @@ func (h *personHandler) approve(w http.ResponseWriter, r *http.Request, id strin
 	}
 	p, err := h.l.Decide(r.Context(), id, Decision{
 		Approve: true,
-		Confirm: execute.Confirmations{TypedBranch: b.TypedBranch, Steps: b.Steps, ForcePush: b.ForcePush},
+		Confirm: execute.Confirmations{TypedBranch: b.TypedBranch, Steps: b.Steps, ForcePush: b.ForcePush, OverrideGuard: b.OverrideGuard},
 		By:      uiDecidedBy,
 	})
 	if err != nil {

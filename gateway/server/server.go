@@ -112,6 +112,10 @@ type Config struct {
 	MaxPending             int
 	MaxStoredBytesPerAgent int64
 	MaxStoredBytes         int64
+	// GuardOverride lets every approved commit through the shift-roster
+	// guard (FLUXGIT_GUARD_OVERRIDE=1 in the gateway's environment: the
+	// person's standing override); see execute.Options.GuardOverride.
+	GuardOverride bool
 }
 
 // quota is cfg's intake bounds with the defaults filled in.
@@ -241,7 +245,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.journal = j
 	j.SetQuota(cfg.quota())
-	s.exec = execute.New(execute.Options{RunDir: cfg.RunDir, Now: s.now})
+	s.exec = execute.New(execute.Options{RunDir: cfg.RunDir, Now: s.now, GuardOverride: cfg.GuardOverride})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fail(fmt.Errorf("listen on %s: %w (is another gateway or program using the port? choose another with --addr)", cfg.Addr, err))

@@ -284,6 +284,9 @@ func combine(g []Finding, now time.Time) Finding {
 		if m.RosterWorkerID == "" {
 			m.RosterWorkerID = f.RosterWorkerID
 		}
+		if m.Leases == "" {
+			m.Leases = f.Leases
+		}
 		for _, p := range f.Files {
 			if !seenFile[p] && len(m.Files) < MaxFilesPerAgent {
 				seenFile[p] = true

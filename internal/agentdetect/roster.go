@@ -20,6 +20,46 @@ type RosterEntry struct {
 	Files       []string
 	CheckedInAt time.Time
 	UpdatedAt   time.Time
+	Leases      []RosterLease
+}
+
+// RosterLease is one file lease of a check-in: Mode "shared" or
+// "exclusive", until ExpiresAt; Expired when it ran out (the roster keeps
+// it, marked, until the worker renews or releases it).
+type RosterLease struct {
+	File      string
+	Mode      string
+	ExpiresAt time.Time
+	Expired   bool
+}
+
+// LeaseLine renders leases for a finding in one short line, so the model
+// pays a few tokens per agent: "src/cart.ts exclusive 14m; README shared
+// expired" (minutes left, rounded up), at most MaxFilesPerAgent leases
+// and "+N more". Paths are as the finding's files show them; a lease of
+// a file outside the repository is left out.
+func LeaseLine(leases []RosterLease, path func(string) (string, bool), now time.Time) string {
+	var parts []string
+	more := 0
+	for _, l := range leases {
+		p, ok := path(l.File)
+		if !ok {
+			continue
+		}
+		if len(parts) == MaxFilesPerAgent {
+			more++
+			continue
+		}
+		left := "expired"
+		if d := l.ExpiresAt.Sub(now); !l.Expired && d > 0 {
+			left = fmt.Sprintf("%dm", int((d+time.Minute-1)/time.Minute))
+		}
+		parts = append(parts, p+" "+l.Mode+" "+left)
+	}
+	if more > 0 {
+		parts = append(parts, fmt.Sprintf("+%d more", more))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // RosterFunc lists the active check-ins of the workspace of repo (a
@@ -86,25 +126,32 @@ func rosterFinding(e RosterEntry, id, root string, q Query) Finding {
 			f.State = StateWorking
 		}
 	}
+	path := func(p string) (string, bool) { return rosterPath(p, root, q) }
 	for _, p := range e.Files {
-		if filepath.IsAbs(p) {
-			rel, ok := RepoRelative(p, q)
-			if !ok {
-				if canonical(p) == canonical(root) {
-					rel, ok = ".", true // the whole repository declared
-				} else {
-					continue
-				}
-			}
-			p = rel
-		} else if n, ok := normalizeProposalPath(root, p); ok && n != ".." && !strings.HasPrefix(n, "../") {
-			p = n
-		} else {
-			continue
+		if rel, ok := path(p); ok {
+			f.Files = append(f.Files, rel)
 		}
-		f.Files = append(f.Files, p)
 	}
+	f.Leases = LeaseLine(e.Leases, path, q.Now)
 	return f
+}
+
+// rosterPath maps a declared file to its repository-relative form; false
+// when it lies outside the repository.
+func rosterPath(p, root string, q Query) (string, bool) {
+	if filepath.IsAbs(p) {
+		if rel, ok := RepoRelative(p, q); ok {
+			return rel, true
+		}
+		if canonical(p) == canonical(root) {
+			return ".", true // the whole repository declared
+		}
+		return "", false
+	}
+	if n, ok := normalizeProposalPath(root, p); ok && n != ".." && !strings.HasPrefix(n, "../") {
+		return n, true
+	}
+	return "", false
 }
 
 // gistLabels are the labels a check-in's gist may start with to say which

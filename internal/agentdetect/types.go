@@ -116,6 +116,9 @@ type Finding struct {
 	MCPClient *MCPClient `json:"mcpClient"`
 	// Confidence says how the finding was tied to the repository.
 	Confidence string `json:"confidence"`
+	// Leases are a roster check-in's file leases in one short line
+	// (LeaseLine), absent when it holds none.
+	Leases string `json:"leases,omitempty"`
 	// SessionID groups findings of one agent session across sources (not
 	// reported; used for merging).
 	SessionID string `json:"-"`

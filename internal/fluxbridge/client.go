@@ -35,6 +35,9 @@ var ErrRedirect = errors.New("gateway replied with a redirect, which is never fo
 type Client struct {
 	addr Address
 	http *http.Client
+	// Header holds extra request headers sent with every request (the
+	// handshake provider's operation.ProposerHeader).
+	Header http.Header
 }
 
 // NewClient builds a client for addr.
@@ -98,6 +101,11 @@ func (c *Client) Do(ctx context.Context, method, path string, body any, timeout 
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
+	for k, vs := range c.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("gateway %s %s: %w", method, path, err)

@@ -59,6 +59,10 @@ type Writer struct {
 	// commit will record in a private index, so binding a proposal never
 	// touches the person's index.
 	IndexFile string
+	// Env is appended to the write environment (after everything else,
+	// so it wins): variables for the user's hooks, such as the worker ids
+	// the gateway tells its commit's pre-commit guard about.
+	Env []string
 }
 
 // diffFlags follow the diff-family subcommands: an external diff program
@@ -195,7 +199,7 @@ func (w *Writer) start(parent context.Context, exe string, command, argv []strin
 	defer cancel()
 
 	cmd := exec.CommandContext(ctx, exe, argv...)
-	cmd.Env = writeEnv(os.Environ(), overrides, indexFile)
+	cmd.Env = append(writeEnv(os.Environ(), overrides, indexFile), w.Env...)
 	cmd.Stdin = nil // /dev/null
 	cmd.WaitDelay = PipeGrace
 	newSession(cmd)

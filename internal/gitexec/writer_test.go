@@ -112,20 +112,24 @@ func TestWriterHooks(t *testing.T) {
 			withHome(t, "[user]\n\tname = U\n\temail = u@example.com\n")
 			marker := filepath.Join(t.TempDir(), "marker")
 			hook := filepath.Join(repo, ".git", "hooks", "pre-commit")
-			if err := os.WriteFile(hook, []byte("#!/bin/sh\necho ran > '"+marker+"'\n"), 0o755); err != nil {
+			if err := os.WriteFile(hook, []byte("#!/bin/sh\necho \"ran $SHIFT_WORKER_ID\" > '"+marker+"'\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			writeFile(t, filepath.Join(repo, "c.txt"), "c\n")
-			w := &Writer{Hooks: tt.hooks}
+			// Env reaches the hooks (the gateway's guard variables).
+			w := &Writer{Hooks: tt.hooks, Env: []string{"SHIFT_WORKER_ID=AAAAAA"}}
 			if _, err := w.Run(context.Background(), repo, "add", "c.txt"); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := w.Run(context.Background(), repo, "commit", "-q", "-m", "c"); err != nil {
 				t.Fatal(err)
 			}
-			_, err := os.Stat(marker)
+			b, err := os.ReadFile(marker)
 			if ran := err == nil; ran != tt.ran {
 				t.Fatalf("hook ran=%v, want %v", ran, tt.ran)
+			}
+			if tt.ran && strings.TrimSpace(string(b)) != "ran AAAAAA" {
+				t.Fatalf("the hook saw %q, want the Env variable", b)
 			}
 		})
 	}

@@ -16,10 +16,18 @@ import (
 // per repository). A lease of that worker counts as renewed at the
 // server's last call, by its own length, so an agent busy with its files
 // keeps its claims without checking in again. Only records on this host
-// can be read; elsewhere the stored expiry (renewed by check-ins) holds.
+// can be read: so that other machines sharing a PostgreSQL roster see the
+// renewal too, the shift-roster provider of that server also writes it to
+// the store (RenewLeases, at most once a minute while the calls go on);
+// elsewhere the stored expiry holds.
 
 // maxCallSkew drops a lastCallMs from the future.
 const maxCallSkew = time.Minute
+
+// LastCall is the last tool call the fluxgit server pid on this host
+// recorded in its presence record, if it has one (a time more than a
+// minute after now is ignored).
+func LastCall(pid int, now time.Time) (time.Time, bool) { return lastCall(pid, now) }
 
 // lastCall is the last tool call the fluxgit server pid recorded in its
 // presence record, if it has one.

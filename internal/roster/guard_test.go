@@ -1,6 +1,8 @@
 package roster
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -31,7 +33,7 @@ func TestGuardConflicts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := GuardConflicts(tc.rows, root, tc.workspace, tc.self, tc.touched)
+			got := GuardConflicts(tc.rows, root, tc.workspace, WorkerIDs(tc.self), tc.touched)
 			var files []string
 			for _, c := range got {
 				files = append(files, c.File)
@@ -40,5 +42,43 @@ func TestGuardConflicts(t *testing.T) {
 				t.Fatalf("conflicts %v, want %v", files, tc.want)
 			}
 		})
+	}
+}
+
+func TestGuardOwners(t *testing.T) {
+	host := Hostname()
+	me := os.Getpid()
+	agent := func(h string, pid int, client string) *Agent { return &Agent{Client: client, Host: h, PID: pid} }
+	tests := []struct {
+		name  string
+		owner Owner
+		row   Row
+		want  bool
+	}{
+		{"listed id", WorkerIDs("aaaaaa, BBBBBB"), Row{WorkerID: "BBBBBB"}, true},
+		{"unlisted id", WorkerIDs("AAAAAA"), Row{WorkerID: "BBBBBB"}, false},
+		{"malformed list", WorkerIDs(",x,"), Row{WorkerID: "BBBBBB"}, false},
+		{"same process and client", CheckedInBy(host, me, "claude-code 1.2"), Row{Agent: agent(host, me, "claude-code 1.2")}, true},
+		{"other client of the process", CheckedInBy(host, me, "claude-code 1.2"), Row{Agent: agent(host, me, "cursor 3")}, false},
+		{"other process", CheckedInBy(host, me, "claude-code 1.2"), Row{Agent: agent(host, me+1, "claude-code 1.2")}, false},
+		{"other host", CheckedInBy(host, me, "c"), Row{Agent: agent(host+"-elsewhere", me, "c")}, false},
+		{"no agent recorded", CheckedInBy(host, me, ""), Row{}, false},
+		{"no pid", CheckedInBy(host, 0, ""), Row{Agent: agent(host, 0, "")}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.owner(tc.row); got != tc.want {
+				t.Fatalf("owner(%+v) = %v, want %v", tc.row, got, tc.want)
+			}
+		})
+	}
+	// A process that is gone owns nothing, even with a matching row.
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip(err)
+	}
+	gone := cmd.Process.Pid
+	if CheckedInBy(host, gone, "c")(Row{Agent: agent(host, gone, "c")}) {
+		t.Fatal("a finished process still owns its workers")
 	}
 }

@@ -129,6 +129,25 @@ func planLeases(old []storedLease, files []string, in CheckInInput, now time.Tim
 	return leases, !slices.Equal(key(old), key(leases)), nil
 }
 
+// renewStored moves each lease's expiry to at plus its length when that is
+// later; changed reports whether any moved.
+func renewStored(ls []storedLease, at time.Time) (out []storedLease, changed bool) {
+	out = make([]storedLease, len(ls))
+	for i, l := range ls {
+		if e := at.Add(time.Duration(l.TTLms) * time.Millisecond).UTC().Format(timeLayout); l.TTLms > 0 && e > l.ExpiresAt {
+			l.ExpiresAt, changed = e, true
+		}
+		out[i] = l
+	}
+	return out, changed
+}
+
+// agentIs reports whether the agent column (JSON) names host and pid.
+func agentIs(agentJSON, host string, pid int) bool {
+	var a Agent
+	return json.Unmarshal([]byte(agentJSON), &a) == nil && a.Host == host && a.PID == pid && pid > 0 && host != ""
+}
+
 func encodeLeases(ls []storedLease) (string, error) {
 	if ls == nil {
 		ls = []storedLease{}

@@ -158,3 +158,53 @@ func TestLeasesRenewedByToolCalls(t *testing.T) {
 		t.Fatalf("after a tool call at %s: %+v %v (want expiry %s)", call, rows[0].Leases, err, want)
 	}
 }
+
+// A tool-call renewal written to the store (RenewLeases) extends only the
+// leases of the workers the named server process checked in, each by its
+// own length, never backwards, and keeps updatedAt.
+func TestRenewLeases(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("FLUXGIT_RUN_DIR", t.TempDir()) // no presence records: stored expiries only
+	for _, b := range storeBackends {
+		t.Run(b.name, func(t *testing.T) {
+			start := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+			s := b.open(t)(Options{Now: func() time.Time { return start }})
+			host := Hostname()
+			mine := Agent{Client: "a", Host: host, PID: 999991}
+			check := func(ws string, a Agent, d time.Duration) string {
+				r, err := s.CheckIn(ctx, CheckInInput{Workspace: ws, Gist: "g", Files: []string{"x.go"}, HasFiles: true,
+					Claims: map[string]string{"x.go": Exclusive}, HasClaims: true, LeaseFor: d, Agent: a})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r.Session.WorkerID
+			}
+			m1 := check("w1", mine, 15*time.Minute)
+			m2 := check("w2", mine, 5*time.Minute)
+			other := check("w1", Agent{Client: "a", Host: host, PID: 999992}, 15*time.Minute)
+			elsewhere := check("w1", Agent{Client: "a", Host: host + "-other", PID: 999991}, 15*time.Minute)
+
+			n, err := s.RenewLeases(ctx, host, mine.PID, start.Add(10*time.Minute))
+			if err != nil || n != 2 {
+				t.Fatalf("RenewLeases = %d, %v; want 2 workers", n, err)
+			}
+			want := map[string]string{m1: "2026-03-01T09:25:00.000Z", m2: "2026-03-01T09:15:00.000Z",
+				other: "2026-03-01T09:15:00.000Z", elsewhere: "2026-03-01T09:15:00.000Z"}
+			for _, ws := range []string{"w1", "w2"} {
+				rows, _, err := s.Snapshot(ctx, ws)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rows {
+					if got := r.Leases[0].ExpiresAt; got != want[r.WorkerID] || r.UpdatedAt != "2026-03-01T09:00:00.000Z" {
+						t.Errorf("%s in %s: lease until %s, updatedAt %s; want until %s, updatedAt kept", r.WorkerID, ws, got, r.UpdatedAt, want[r.WorkerID])
+					}
+				}
+			}
+			// An earlier call moves nothing back.
+			if n, err := s.RenewLeases(ctx, host, mine.PID, start.Add(time.Minute)); err != nil || n != 0 {
+				t.Fatalf("an earlier renewal moved %d workers (%v)", n, err)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -825,4 +826,72 @@ func ActiveForWorkTreePostgres(ctx context.Context, rawURL, root string) ([]Work
 		return out, p.classify("read", err)
 	}
 	return out, nil
+}
+
+// RenewLeases implements Store: the workers whose agent is the fluxgit
+// server pid on host are found in one read, then renewed workspace by
+// workspace, each under the workspace's lock as a check-in would be, so
+// a renewal and a check-in of the same worker never interleave.
+func (p *Postgres) RenewLeases(ctx context.Context, host string, pid int, at time.Time) (int, error) {
+	byWS := map[string][]string{}
+	err := p.tx(ctx, "renew", readOnly, func(tx pgx.Tx) error {
+		clear(byWS)
+		rows, err := tx.Query(ctx, `SELECT worker_id, workspace FROM shift_roster_workers
+			WHERE leases <> '[]' AND agent::jsonb->>'host' = $1 AND agent::jsonb->>'pid' = $2 LIMIT $3`, host, strconv.Itoa(pid), MaxListedWorkers)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var ws []byte
+			if err := rows.Scan(&id, &ws); err != nil {
+				return err
+			}
+			byWS[string(ws)] = append(byWS[string(ws)], id)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for ws, ids := range byWS {
+		moved := 0
+		err := p.tx(ctx, "renew", ws, func(tx pgx.Tx) error {
+			moved = 0 // a retried attempt counts again from the start
+			for _, id := range ids {
+				var leases, agent string
+				err := tx.QueryRow(ctx, `SELECT leases, agent FROM shift_roster_workers WHERE worker_id = $1 AND workspace = $2`, id, []byte(ws)).Scan(&leases, &agent)
+				if errors.Is(err, pgx.ErrNoRows) {
+					continue // checked out meanwhile
+				}
+				if err != nil {
+					return err
+				}
+				var stored []storedLease
+				if !agentIs(agent, host, pid) || json.Unmarshal([]byte(leases), &stored) != nil {
+					continue
+				}
+				renewed, changed := renewStored(stored, at)
+				if !changed {
+					continue
+				}
+				enc, err := encodeLeases(renewed)
+				if err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, `UPDATE shift_roster_workers SET leases = $1 WHERE worker_id = $2 AND workspace = $3`, enc, id, []byte(ws)); err != nil {
+					return err
+				}
+				moved++
+			}
+			return nil
+		})
+		if err != nil {
+			return n, err
+		}
+		n += moved
+	}
+	return n, nil
 }

@@ -937,3 +937,39 @@ func (r workerRecord) row() (Row, error) {
 	}
 	return Row{WorkerID: r.WorkerID, Gist: r.Gist, Files: files, CheckedInAt: r.CheckedInAt, UpdatedAt: r.Updated}, nil
 }
+
+// RenewLeases implements Store: one write transaction over the workers
+// whose agent is the fluxgit server pid on host.
+func (s *SQLite) RenewLeases(ctx context.Context, host string, pid int, at time.Time) (int, error) {
+	n := 0
+	err := s.write(ctx, "renew", func(tx *gorm.DB) error {
+		n = 0
+		var recs []workerRecord
+		q := tx.Select("worker_id", "leases", "agent").
+			Where("leases <> '[]' AND json_extract(agent, '$.host') = ? AND json_extract(agent, '$.pid') = ?", host, pid).
+			Limit(MaxListedWorkers).Find(&recs)
+		if q.Error != nil {
+			return q.Error
+		}
+		for _, r := range recs {
+			var stored []storedLease
+			if !agentIs(r.Agent, host, pid) || json.Unmarshal([]byte(r.Leases), &stored) != nil {
+				continue
+			}
+			renewed, changed := renewStored(stored, at)
+			if !changed {
+				continue
+			}
+			enc, err := encodeLeases(renewed)
+			if err != nil {
+				return err
+			}
+			if err := tx.Model(&workerRecord{}).Where("worker_id = ?", r.WorkerID).Update("leases", enc).Error; err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}

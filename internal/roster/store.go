@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 )
 
 // EnvDatabaseURL selects the PostgreSQL roster: a postgres:// (or
@@ -34,6 +35,12 @@ type Store interface {
 	Snapshot(ctx context.Context, workspace string) ([]Row, Totals, error)
 	// List is Snapshot without the totals.
 	List(ctx context.Context, workspace string) ([]Row, error)
+	// RenewLeases writes a tool-call renewal: every lease of the workers
+	// the fluxgit server pid on host checked in (their Agent) expires no
+	// earlier than at plus its own length. Only the leases' expiry
+	// changes: no notification, updatedAt kept. It returns how many
+	// workers' leases moved.
+	RenewLeases(ctx context.Context, host string, pid int, at time.Time) (int, error)
 	// Workspaces lists the workspaces with active workers, sorted.
 	Workspaces(ctx context.Context, limit int) ([]string, error)
 	// Location names the store in messages: the database file, or the

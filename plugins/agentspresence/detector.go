@@ -88,6 +88,13 @@ func RosterFromStore(ctx context.Context, root string) ([]agentdetect.RosterEntr
 		e := agentdetect.RosterEntry{WorkerID: r.WorkerID, Gist: r.Gist, Files: r.Files}
 		e.CheckedInAt, _ = time.Parse(time.RFC3339Nano, r.CheckedInAt)
 		e.UpdatedAt, _ = time.Parse(time.RFC3339Nano, r.UpdatedAt)
+		for _, l := range r.Leases {
+			at, err := time.Parse(time.RFC3339Nano, l.ExpiresAt)
+			if err != nil {
+				continue
+			}
+			e.Leases = append(e.Leases, agentdetect.RosterLease{File: l.File, Mode: l.Mode, ExpiresAt: at, Expired: l.Expired})
+		}
 		out = append(out, e)
 	}
 	return out, err

@@ -54,6 +54,9 @@ type proposal struct {
 	// paths are the repository-relative paths the proposal touches, nil
 	// when they cannot be known from the arguments.
 	paths []string
+	// proposer names this server process and the calling client to the
+	// gateway (operation.ProposerHeader), never anything the model wrote.
+	proposer operation.Proposer
 }
 
 // decodeStrict unmarshals arguments into v, refusing unknown keys and

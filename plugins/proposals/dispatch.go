@@ -129,6 +129,7 @@ func (p *Provider) preview(ctx context.Context, call *sdk.Call, op string) (*sdk
 			hint <- p.OtherAgents(context.WithValue(ctx, callerKey{}, call.Meta.ClientName), prop.repoPath, prop.paths)
 		}()
 	}
+	prop.proposer = operation.Proposer{PID: p.serverPID(), Client: operation.ClientLabel(call.Meta.ClientName, call.Meta.ClientVersion)}
 	res := p.submit(ctx, call.Tool, prop)
 	if hint != nil {
 		if h := <-hint; len(h) > 0 && json.Valid(h) {
@@ -149,7 +150,11 @@ func (p *Provider) submit(ctx context.Context, tool string, prop *proposal) *sdk
 		return notConnected(tool, "", false, noAddressReason(), "FluxGit is not connected, so the proposal was not submitted")
 	}
 	client := fluxbridge.NewClient(addr)
+	if prop.proposer.PID > 0 {
+		client.Header = http.Header{operation.ProposerHeader: {prop.proposer.Encode()}}
+	}
 	resp, err := client.Do(ctx, http.MethodPost, previewPath+prop.op, prop.body, p.timeout())
+	client.Header = nil // the proposer is named with the proposal only
 	if err != nil {
 		return notConnected(tool, "", true, "the gateway at "+addr.String()+" could not be reached: "+err.Error(),
 			"FluxGit did not answer, so the proposal was not submitted")

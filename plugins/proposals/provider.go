@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -92,6 +93,11 @@ type Provider struct {
 	// fluxbridge.FromEnv, so a changed environment takes effect on the next
 	// call.
 	Address func() (fluxbridge.Address, bool)
+	// ServerPID is the fluxgit server process named as the proposer
+	// (operation.ProposerHeader); zero means the parent process (built-in
+	// providers run as children of the host, the process the shift roster
+	// records as its workers' agent).
+	ServerPID int
 	// OtherAgents, when set, adds the otherAgents hint to every preview
 	// result (Fields["otherAgents"]). It never changes the outcome.
 	OtherAgents OtherAgentsFunc
@@ -157,6 +163,13 @@ func (p *Provider) address() (fluxbridge.Address, bool) {
 		return p.Address()
 	}
 	return fluxbridge.FromEnv()
+}
+
+func (p *Provider) serverPID() int {
+	if p.ServerPID > 0 {
+		return p.ServerPID
+	}
+	return os.Getppid()
 }
 
 func (p *Provider) clock() time.Time {

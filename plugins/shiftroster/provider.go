@@ -32,6 +32,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fluxgit/fluxgit/internal/operation"
 	"github.com/fluxgit/fluxgit/internal/roster"
 	"github.com/fluxgit/fluxgit/plugins/sdk"
 )
@@ -104,7 +105,16 @@ type Provider struct {
 	// stopRelay ends the goroutine publishing other processes' changes
 	// (PostgreSQL roster only).
 	stopRelay func()
+	// stopBeat ends the goroutine writing tool-call renewals (heartbeat).
+	stopBeat func()
 }
+
+// Heartbeat timing: the server's presence record is read every
+// HeartbeatCheck; a renewal is written at most once per HeartbeatWrite.
+const (
+	HeartbeatCheck = 5 * time.Second
+	HeartbeatWrite = time.Minute
+)
 
 var (
 	_ sdk.Provider        = (*Provider)(nil)
@@ -157,6 +167,10 @@ func (p *Provider) Close() error {
 		p.stopRelay()
 		p.stopRelay = nil
 	}
+	if p.stopBeat != nil {
+		p.stopBeat()
+		p.stopBeat = nil
+	}
 	err := p.store.Close()
 	p.store = nil
 	return err
@@ -177,6 +191,7 @@ func (p *Provider) openStore(ctx context.Context) (roster.Store, error) {
 		}
 		p.store = s
 		p.relay(s)
+		p.heartbeat(s)
 		return s, nil
 	}
 	if p.cfg.StateDir == "" {
@@ -192,7 +207,53 @@ func (p *Provider) openStore(ctx context.Context) (roster.Store, error) {
 		return nil, err
 	}
 	p.store = s
+	p.heartbeat(s)
 	return s, nil
+}
+
+// heartbeat writes the tool-call renewal of this server's workers to the
+// store, so every process reading the roster — on another machine too —
+// sees leases an agent keeps busy with (the read side renews from the
+// local presence record only, see roster.LastCall). When the server's
+// last tool call advanced, the leases of the workers it checked in (its
+// pid on this host: never another process's workers) are extended from
+// that call, at most once per HeartbeatWrite: one small write a minute
+// while the agent works, none while it is idle.
+func (p *Provider) heartbeat(s roster.Store) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	p.stopBeat = func() { cancel(); <-done }
+	pid := p.agentPID()
+	host, _ := os.Hostname()
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(HeartbeatCheck)
+		defer tick.Stop()
+		var renewed, wrote time.Time // the call last written, and when
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			now := time.Now()
+			at, ok := roster.LastCall(pid, now)
+			if !ok || !at.After(renewed) || (!wrote.IsZero() && now.Sub(wrote) < HeartbeatWrite) {
+				continue
+			}
+			wctx, stop := context.WithTimeout(ctx, HeartbeatCheck)
+			_, err := s.RenewLeases(wctx, host, pid, at)
+			stop()
+			wrote = now
+			if err != nil {
+				if ctx.Err() == nil {
+					p.log.Warn("lease renewal not written; other machines see the last stored expiry", "err", err)
+				}
+				continue
+			}
+			renewed = at
+		}
+	}()
 }
 
 // Store returns the open store, opening it if needed.
@@ -495,15 +556,18 @@ func (p *Provider) checkOut(ctx context.Context, call *sdk.Call) (*sdk.Result, e
 // server process.
 func (p *Provider) agent(m sdk.Meta) roster.Agent {
 	host, _ := os.Hostname()
-	pid := p.cfg.AgentPID
-	if pid == 0 {
-		pid = os.Getppid()
+	pid := p.agentPID()
+	// The same label the handshake provider sends as the proposer, so the
+	// gateway's guard recognises this client's workers.
+	return roster.Agent{Client: operation.ClientLabel(m.ClientName, m.ClientVersion), Host: host, PID: pid}
+}
+
+// agentPID is the fluxgit server process recorded as a worker's agent.
+func (p *Provider) agentPID() int {
+	if p.cfg.AgentPID != 0 {
+		return p.cfg.AgentPID
 	}
-	client := m.ClientName
-	if m.ClientVersion != "" && client != "" {
-		client += " " + m.ClientVersion
-	}
-	return roster.Agent{Client: client, Host: host, PID: pid}
+	return os.Getppid()
 }
 
 func ok(data any, text string) (*sdk.Result, error) {

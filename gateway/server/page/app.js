@@ -649,6 +649,13 @@
       gates.push(function () { return ack.checked; });
       ack.addEventListener('change', update);
     }
+    if (p.operationType === 'commit') {
+      // Not a gate: the guard refuses at execution only when another
+      // agent holds a committed file exclusively; this lets it through.
+      var guard = el('input', { type: 'checkbox', name: 'overrideGuard', class: 'confirm' });
+      panel.appendChild(el('div', null,
+        el('label', { class: 'confirm-line' }, guard, ' Commit even if another agent holds one of these files exclusively (override the shift-roster guard)')));
+    }
     (requires.destructiveSteps || []).forEach(function (i) {
       gates.push(function () {
         var box = card.querySelector('input[name="step"][value="' + Number(i) + '"]');
@@ -677,6 +684,8 @@
       if (typed) payload.typedBranch = typed.value;
       if (steps.length) payload.steps = steps;
       if (force) payload.forcePush = force.checked;
+      var guardBox = card.querySelector('input[name="overrideGuard"]');
+      if (guardBox && guardBox.checked) payload.overrideGuard = true;
       act(card, '/ui/api/proposals/' + encodeURIComponent(p.previewId) + '/approve', payload, update);
     });
     reject.addEventListener('click', function () {
