@@ -72,6 +72,9 @@ type generation struct {
 type clientCaps struct {
 	sampling    bool
 	elicitation bool
+	// elicitationURL: elicitation.url is declared (URL mode); an
+	// elicitation object without form or url means form only.
+	elicitationURL bool
 }
 
 // parseClientCaps reads the capabilities a client declared. A capability
@@ -82,7 +85,15 @@ func parseClientCaps(m map[string]json.RawMessage) clientCaps {
 		raw := bytes.TrimSpace(m[k])
 		return len(raw) > 0 && raw[0] == '{'
 	}
-	return clientCaps{sampling: isObject("sampling"), elicitation: isObject("elicitation")}
+	c := clientCaps{sampling: isObject("sampling"), elicitation: isObject("elicitation")}
+	if c.elicitation {
+		var modes map[string]json.RawMessage
+		if json.Unmarshal(m["elicitation"], &modes) == nil {
+			raw := bytes.TrimSpace(modes["url"])
+			c.elicitationURL = len(raw) > 0 && raw[0] == '{'
+		}
+	}
+	return c
 }
 
 // progressToken returns the request's progress token when it is a string

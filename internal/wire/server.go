@@ -103,6 +103,11 @@ func (s *Stream) close() {
 // Answer. A refused or failed request comes back as a *Failure; the wait
 // ends with ctx or with the call.
 func (s *Stream) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return s.RequestResumable(ctx, method, params, "")
+}
+
+// RequestResumable is Request with a resume value (ClientRequest.Resume).
+func (s *Stream) RequestResumable(ctx context.Context, method string, params json.RawMessage, resume string) (json.RawMessage, error) {
 	// Request ids come from one counter per process, so the routing key
 	// stays unique even if two calls in flight carried the same call id.
 	id := s.srv.nextRequest.Add(1)
@@ -116,7 +121,7 @@ func (s *Stream) Request(ctx context.Context, method string, params json.RawMess
 		delete(s.srv.pending, k)
 		s.srv.mu.Unlock()
 	}()
-	if err := s.Emit(Event{Request: &ClientRequest{ID: id, Method: method, Params: params}}); err != nil {
+	if err := s.Emit(Event{Request: &ClientRequest{ID: id, Method: method, Params: params, Resume: resume}}); err != nil {
 		return nil, err
 	}
 	select {

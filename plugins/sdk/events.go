@@ -314,14 +314,20 @@ func (c *Call) request(ctx context.Context, method string, params, out any) erro
 	}
 	res, err := c.events.stream.Request(ctx, method, b)
 	if err != nil {
-		var f *wire.Failure
-		if errors.As(err, &f) {
-			return &Error{Kind: ErrorKind(f.Kind), Message: f.Message, Details: f.Details, Data: f.Data}
-		}
-		return fmt.Errorf("sdk: %s: %w", method, err)
+		return clientFailure(method, err)
 	}
 	if err := json.Unmarshal(res, out); err != nil {
 		return fmt.Errorf("sdk: decode the client's %s answer: %w", method, err)
 	}
 	return nil
+}
+
+// clientFailure turns a failed client request into the error a provider
+// gets: the host's *wire.Failure as an *Error, anything else wrapped.
+func clientFailure(method string, err error) error {
+	var f *wire.Failure
+	if errors.As(err, &f) {
+		return &Error{Kind: ErrorKind(f.Kind), Message: f.Message, Details: f.Details, Data: f.Data}
+	}
+	return fmt.Errorf("sdk: %s: %w", method, err)
 }
