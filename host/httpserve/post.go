@@ -47,6 +47,9 @@ type probedParams struct {
 	Meta map[string]json.RawMessage `json:"_meta"`
 	Name *string                    `json:"name"`
 	URI  *string                    `json:"uri"`
+	// TaskID is params.taskId of tasks/get, tasks/update and tasks/cancel,
+	// which the Tasks extension mirrors into Mcp-Name for routing.
+	TaskID *string `json:"taskId"`
 }
 
 // accepts reads the Accept header: which response types the client takes.
@@ -215,6 +218,8 @@ func checkModernHeaders(r *http.Request, hv string, rawMeta json.RawMessage, met
 		want = pp.Name
 	case "resources/read":
 		want = pp.URI
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		want = pp.TaskID
 	default:
 		return ""
 	}

@@ -38,6 +38,9 @@ type request struct {
 	// 2026-07-28 multi round-trip): resultType input_required, and the
 	// call is recorded when it ends, not now.
 	inputRequired bool
+	// taskCreated marks a reply that is a CreateTaskResult: resultType
+	// task, and the call is recorded when its task ends.
+	taskCreated bool
 	// repoPath is the canonical repository the call named ("" when none),
 	// for the presence record (record.go).
 	repoPath string
@@ -200,25 +203,31 @@ func (rq *request) askClient(cr *wire.ClientRequest) (json.RawMessage, *wire.Fai
 // checkCapability refuses a client request the client did not declare it
 // can answer.
 func (rq *request) checkCapability(cr *wire.ClientRequest) *wire.Failure {
+	return capabilityRefusal(rq.gen.caps, cr, rq.sess != nil)
+}
+
+// capabilityRefusal is checkCapability for a declared capability set;
+// connected is false when nothing could carry the question.
+func capabilityRefusal(caps clientCaps, cr *wire.ClientRequest, connected bool) *wire.Failure {
 	var (
 		ok  bool
 		cap string
 	)
 	switch cr.Method {
 	case wire.MethodSampling:
-		ok, cap = rq.gen.caps.sampling, "sampling"
+		ok, cap = caps.sampling, "sampling"
 	case wire.MethodElicitation:
-		ok, cap = rq.gen.caps.elicitation, "elicitation"
+		ok, cap = caps.elicitation, "elicitation"
 		var mode struct {
 			Mode string `json:"mode"`
 		}
 		if json.Unmarshal(cr.Params, &mode) == nil && mode.Mode == "url" {
-			ok, cap = rq.gen.caps.elicitationURL, "elicitation.url"
+			ok, cap = caps.elicitationURL, "elicitation.url"
 		}
 	default:
 		return &wire.Failure{Kind: wire.KindInternal, Message: "providers may not send " + cr.Method + " to the client"}
 	}
-	if rq.sess == nil || !ok {
+	if !connected || !ok {
 		return &wire.Failure{Kind: wire.KindClientCapability, Message: "the client did not declare the " + cap + " capability",
 			Data: map[string]any{"requiredCapabilities": requiredCap(cap)}}
 	}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 )
 
 // Protocol is bumped whenever a message shape changes incompatibly. The
@@ -95,6 +96,9 @@ type Task struct {
 	Error          *ToolError `json:"error,omitempty"`
 	PollIntervalMs int        `json:"pollIntervalMs,omitempty"`
 	TTLMs          int64      `json:"ttlMs,omitempty"`
+	Tool           string     `json:"tool,omitempty"`
+	CreatedAt      time.Time  `json:"createdAt,omitzero"`
+	UpdatedAt      time.Time  `json:"updatedAt,omitzero"`
 }
 
 // TaskRequest names a provider-kept task for GetTask or CancelTask.

@@ -107,6 +107,8 @@ func (h *handler) call(ctx context.Context, c *wire.Call, s *wire.Stream) (*wire
 			out.Task = nil
 		} else if err := res.Task.validate(); err != nil {
 			return nil, fmt.Errorf("provider task for %s is invalid: %w", c.Tool, err)
+		} else if out.Task.Tool == "" {
+			out.Task.Tool = c.Tool
 		}
 	}
 	return out, nil
@@ -134,6 +136,7 @@ func taskToWire(t *Task) *wire.Task {
 	out := &wire.Task{
 		ID: t.ID, Status: string(t.Status), StatusMessage: t.StatusMessage,
 		Error: toolErrorToWire(t.Error), PollIntervalMs: t.PollIntervalMs, TTLMs: t.TTLMs,
+		Tool: t.Tool, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 	}
 	if t.Result != nil {
 		r := *t.Result

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // TaskStatus is a task's state, spelt as the MCP Tasks extension spells it.
@@ -49,6 +50,15 @@ type Task struct {
 	// TTLMs is how long the provider keeps the task after it was created,
 	// in milliseconds; zero means the host's default is reported.
 	TTLMs int64 `json:"ttlMs,omitempty"`
+	// Tool is the tool whose call created the task; the host renders
+	// Result with that tool's spec. The SDK fills it in on a task CallTool
+	// returns; GetTask and CancelTask should set it (the host falls back to
+	// the tool it remembers for the id, if any).
+	Tool string `json:"tool,omitempty"`
+	// CreatedAt and UpdatedAt are when the task was created and last
+	// changed; zero lets the host use the time it first saw the task.
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 }
 
 // ErrTaskNotFound is returned by TaskKeeper methods for an id the

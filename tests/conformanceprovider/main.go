@@ -30,19 +30,23 @@ const source = "conformance"
 // subscribed to (resources-subscribe, resources-unsubscribe).
 type conformance struct {
 	sdk.Broadcaster
+	tasks keptTasks // test_tool_with_task's tasks (tasks.go)
 }
 
 func (*conformance) Describe() sdk.Description {
-	return sdk.Description{
+	d := sdk.Description{
 		Tools: []string{
 			"test_simple_text", "test_error_handling", "test_tool_with_logging", "test_tool_with_progress",
 			"test_sampling", "test_elicitation", "test_elicitation_sep1034_defaults",
 			"test_elicitation_sep1330_enums", "json_schema_2020_12_tool", "test_reconnection",
 			"test_image_content", "test_audio_content", "test_embedded_resource", "test_multiple_content_types",
 		},
+		// taskTools: see tasks.go.
 		Resources: []string{"test://static-text", "test://static-binary", "test://watched-resource", "test://template/{id}/data"},
 		Prompts:   []string{"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image"},
 	}
+	d.Tools = append(d.Tools, taskTools...)
+	return d
 }
 
 // text is a result: plain answer: the text is the only content item the
@@ -80,7 +84,10 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (*conformance) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
+func (p *conformance) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
+	if res, ok, err := p.callTaskTool(ctx, c); ok {
+		return res, err
+	}
 	switch c.Tool {
 	case "test_simple_text":
 		return text("This is a simple text response for testing.", nil)
