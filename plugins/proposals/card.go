@@ -87,10 +87,16 @@ func taskOf(id string, body []byte) *sdk.Task {
 	t := &sdk.Task{ID: id, PollIntervalMs: taskPollMs}
 	var st struct {
 		Status          string          `json:"status"`
+		OperationType   string          `json:"operationType"`
 		RejectionReason string          `json:"rejectionReason"`
 		Result          json.RawMessage `json:"result"`
 	}
 	_ = json.Unmarshal(body, &st)
+	if operation.Known(st.OperationType) {
+		// The host renders a completed task's result with this tool's
+		// spec, also after a restart, when it remembers nothing.
+		t.Tool = previewPrefix + st.OperationType
+	}
 	switch st.Status {
 	case StatusCompleted:
 		t.Status = sdk.TaskCompleted
