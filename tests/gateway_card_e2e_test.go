@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -352,4 +353,76 @@ func TestCardElicitationTasksE2E(t *testing.T) {
 			plain.call("tools/call", map[string]any{"name": "operation.cancel", "arguments": map[string]any{"previewId": q.id}})
 		}
 	})
+}
+
+// After the gateway restarts, the browser's session is gone: the card
+// page says the one command to run, that command (against the new start)
+// lands on the same card, and a fresh `fluxgit serve` answers tasks/get
+// for the proposal from the gateway's journal.
+func TestCardAfterGatewayRestart(t *testing.T) {
+	b := browser.Start(t)
+	env := loopEnv(t)
+	g := startGateway(t, env)
+	c := newCardClient(t, g, map[string]any{
+		// Form-only elicitation: no URL mode, so nothing is asked and
+		// the call answers with the task at once.
+		"elicitation": map[string]any{},
+		"extensions":  map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}},
+	})
+	repo := e2eRepo(t)
+	task := c.call("tools/call", map[string]any{"name": "operation.preview.merge", "arguments": mergeArgs(repo)})
+	id, _ := task["taskId"].(string)
+	if task["resultType"] != "task" || id == "" {
+		t.Fatalf("a client without URL elicitation: want the task at once, got %s", jsonOf(task))
+	}
+	cardURL := "http://" + g.addr + "/ui/p/" + id
+	b.Navigate(g.page)
+	b.WaitFor("main", 0)
+	b.Navigate(cardURL)
+	b.WaitFor("#card-view "+card(id), 0)
+
+	for _, bad := range []string{"/ui/p/", "/ui/p/a%2Fb", "/ui/p/" + strings.Repeat("x", 129)} {
+		resp, err := http.Get("http://" + g.addr + bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("GET %s: HTTP %d, want 404", bad, resp.StatusCode)
+		}
+	}
+
+	addr := g.addr
+	g.stop()
+	c.s.stop()
+	g = startGateway(t, env, "--addr", addr)
+	if g.addr != addr {
+		t.Fatalf("the gateway came back on %s, not %s", g.addr, addr)
+	}
+	b.Navigate(cardURL)
+	signin := b.WaitFor("#card-signin", 0)
+	if text := signin.Text(); !strings.Contains(text, "fluxgit gateway open "+id) || !strings.Contains(text, "restarted") {
+		t.Fatalf("after a restart the card page does not say the one step: %q", text)
+	}
+	if n := shownControls(b); n != 0 {
+		t.Fatalf("after a restart the card page shows %d cards or controls", n)
+	}
+	link, err := g.cli("open", id)
+	if err != nil {
+		t.Fatalf("gateway open: %v %s", err, link)
+	}
+	b.Navigate(strings.TrimSpace(link))
+	b.WaitFor("#card-view "+card(id)+` button[data-action="approve"]`, 0)
+
+	fresh := newCardClient(t, g, bothCaps())
+	if got := fresh.call("tasks/get", map[string]any{"taskId": id}); got["status"] != "working" || got["taskId"] != id {
+		t.Fatalf("tasks/get from a restarted server: %s", jsonOf(got))
+	}
+	if out, err := g.cli("open", "no-such-proposal"); err == nil {
+		t.Fatalf("gateway open of an unknown id succeeded: %s", out)
+	}
+	b.WaitClick("#card-view "+card(id)+` button[data-action="approve"]`, 0)
+	if done := fresh.awaitTask(id); done["status"] != "completed" {
+		t.Fatalf("after approval: %s", jsonOf(done))
+	}
 }
