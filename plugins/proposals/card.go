@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 
 	"github.com/fluxgit/fluxgit/internal/fluxbridge"
 	"github.com/fluxgit/fluxgit/internal/operation"
@@ -57,11 +58,15 @@ func (p *Provider) askPerson(ctx context.Context, call *sdk.Call, id string) boo
 // only for the same agent and the same body (journal: agent, key and
 // fingerprint), and refuses anything else.
 func resumeID(call *sdk.Call) string {
-	if r := call.Meta.Resume; ValidPreviewID(r) {
+	if r := call.Meta.Resume; uuidV4.MatchString(r) {
 		return r
 	}
 	return ""
 }
+
+// uuidV4 is the shape of a previewId this provider makes (and the
+// contract's body schema requires): only such a Resume names a proposal.
+var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
 // keyedByPreviewID reports whether a call's idempotency key is derived
 // from its previewId instead of a second fresh id: so for every call that
