@@ -83,9 +83,10 @@ func (s *Server) recordCall(ctx context.Context, rq *request, p params) (json.Ra
 	if refusal == nil && !rq.inputRequired && !rq.taskCreated {
 		s.recordPresence(rq, p, res)
 	}
-	if s.opts.Recorder == nil || rq.inputRequired || rq.taskCreated {
-		// A call waiting for client input, or running as a task, is
-		// recorded when it ends.
+	if s.opts.Recorder == nil || rq.inputRequired || rq.taskRunning {
+		// A call waiting for client input, or running as a host-run task,
+		// is recorded when it ends; one a provider answered with its own
+		// task has ended as far as the host can tell.
 		return res, err
 	}
 	rec := CallRecord{Arguments: p["arguments"], ClientName: g.client.Name, ClientVersion: g.client.Version, Start: start}

@@ -41,6 +41,9 @@ type request struct {
 	// taskCreated marks a reply that is a CreateTaskResult: resultType
 	// task, and the call is recorded when its task ends.
 	taskCreated bool
+	// taskRunning marks a host-run task's creation: the call goes on in
+	// the background and is recorded when its task ends.
+	taskRunning bool
 	// repoPath is the canonical repository the call named ("" when none),
 	// for the presence record (record.go).
 	repoPath string
@@ -241,4 +244,31 @@ func requiredCap(cap string) map[string]any {
 		return map[string]any{outer: map[string]any{inner: map[string]any{}}}
 	}
 	return map[string]any{cap: map[string]any{}}
+}
+
+// askUnrelated sends a request to the client that relates to no request
+// in flight (a 2025-11-25 task's question: its tools/call has long been
+// answered) and waits for the answer, at most clientRequestTimeout.
+func (sess *Session) askUnrelated(ctx context.Context, method string, params any) (json.RawMessage, *wire.Failure) {
+	conn := sess.connection()
+	if conn == nil {
+		return nil, &wire.Failure{Kind: wire.KindUnavailable, Message: "no client connection"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, clientRequestTimeout)
+	defer cancel()
+	id := jsonrpc2.ID{Num: sess.nextOutgoing()}
+	w, err := conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	var res json.RawMessage
+	if err == nil {
+		err = w.Wait(ctx, &res)
+	}
+	if err == nil {
+		return res, nil
+	}
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) {
+		return nil, &wire.Failure{Kind: wire.KindUnavailable, Message: "the client refused " + method,
+			Details: je.Message, Data: map[string]any{"code": je.Code}}
+	}
+	return nil, &wire.Failure{Kind: wire.KindUnavailable, Message: method + " failed", Details: err.Error()}
 }

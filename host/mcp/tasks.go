@@ -213,7 +213,7 @@ func (s *Server) startTask(rq *request, tool *catalog.Tool, call *wire.Call, p p
 		cancel()
 		return nil, err
 	}
-	rq.taskCreated = true
+	rq.taskCreated, rq.taskRunning = true, true
 	rq.finish()
 	go s.runTask(ctx, t, call)
 	return s.createResult(t)
@@ -235,7 +235,13 @@ func (s *Server) runTask(ctx context.Context, t *hostTask, call *wire.Call) {
 			go func() { _ = answer(ctx, &wire.Answer{RequestID: ev.Request.ID, Failure: fail}) }()
 			return
 		}
-		s.taskAsk(t, input{req: ev.Request, answer: answer})
+		in := input{req: ev.Request, answer: answer}
+		s.taskAsk(t, in)
+		if t.sess != nil {
+			// 2025-11-25 has no tasks/update: the question goes to the
+			// client as a request of its own, tied to the task.
+			go s.legacyTaskAsk(ctx, t, in)
+		}
 	}
 	pres, err := s.opts.Providers.CallTool(ctx, t.tool.Provider, call, t.tool.ReadOnly, events)
 	var (
@@ -302,6 +308,35 @@ func (s *Server) taskAsk(t *hostTask, in input) {
 	t.updated = time.Now().UTC()
 	t.mu.Unlock()
 	s.taskChanged(t)
+}
+
+// legacyTaskAsk puts a 2025-11-25 task's question to its session as a
+// server request carrying the related-task _meta, and hands the answer
+// back; the task is working again once nothing is pending.
+func (s *Server) legacyTaskAsk(ctx context.Context, t *hostTask, in input) {
+	params := map[string]json.RawMessage{}
+	_ = json.Unmarshal(in.req.Params, &params)
+	var meta map[string]any
+	if raw, ok := params["_meta"]; !ok || json.Unmarshal(raw, &meta) != nil || meta == nil {
+		meta = map[string]any{}
+	}
+	meta[metaRelatedTask] = map[string]any{"taskId": t.id}
+	params["_meta"], _ = rpc.Marshal(meta)
+	res, fail := t.sess.askUnrelated(ctx, in.req.Method, params)
+	t.mu.Lock()
+	_, still := t.pending[in.key()]
+	delete(t.pending, in.key())
+	if still && len(t.pending) == 0 && t.status == taskInputRequired {
+		t.status, t.message, t.updated = taskWorking, "", time.Now().UTC()
+	}
+	t.mu.Unlock()
+	if !still {
+		return // the task ended meanwhile
+	}
+	s.taskChanged(t)
+	actx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = in.answer(actx, &wire.Answer{RequestID: in.req.ID, Result: res, Failure: fail})
 }
 
 // recordTask writes a finished host-run task to the audit ledger.
@@ -559,10 +594,7 @@ func (s *Server) tasksMethod(ctx context.Context, rq *request, method string, p 
 		if !rq.gen.modern {
 			// 2025-11-25 refuses to cancel a finished task.
 			if t := s.tasks.get(id); t != nil && t.visible(rq) && t.provider == "" {
-				t.mu.Lock()
-				st := t.status
-				t.mu.Unlock()
-				if terminal(st) {
+				if st := t.state(); terminal(st) {
 					return nil, refuseParams(fmt.Sprintf("task %s is already %s; only a working or input_required task can be cancelled", id, st))
 				}
 			}
@@ -640,7 +672,7 @@ func (s *Server) tasksResult(ctx context.Context, rq *request, id string) (json.
 		if err != nil {
 			return nil, err
 		}
-		if terminal(t.status) || t.done == nil && terminal(t.status) {
+		if terminal(t.state()) {
 			return t.finalResult()
 		}
 		var wait <-chan struct{}
@@ -654,6 +686,13 @@ func (s *Server) tasksResult(ctx context.Context, rq *request, id string) (json.
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// state is the task's status now.
+func (t *hostTask) state() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.status
 }
 
 // finalResult is a terminal task's outcome as tasks/result returns it.
