@@ -1,12 +1,17 @@
 package tests
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fluxgit/fluxgit/tests/browser"
 )
@@ -424,5 +429,66 @@ func TestCardAfterGatewayRestart(t *testing.T) {
 	b.WaitClick("#card-view "+card(id)+` button[data-action="approve"]`, 0)
 	if done := fresh.awaitTask(id); done["status"] != "completed" {
 		t.Fatalf("after approval: %s", jsonOf(done))
+	}
+}
+
+// The official Go SDK client on 2025-11-25: a client that declares URL
+// elicitation gets an elicitation/create request naming the card, and the
+// model's result says only personAsked; a form-only client is asked
+// nothing and gets today's result.
+func TestCardElicitationGoSDK(t *testing.T) {
+	g := startGateway(t, loopEnv(t))
+	for _, tc := range []struct {
+		name string
+		url  bool
+	}{{"url mode", true}, {"form only", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var (
+				mu    sync.Mutex
+				asked []*mcp.ElicitParams
+			)
+			opts := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				mu.Lock()
+				asked = append(asked, req.Params)
+				mu.Unlock()
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			}}
+			if tc.url {
+				opts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.Command(fluxgitBin)
+			cmd.Env = g.mcpEnv()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-card", Version: "1.0.0"}, opts).
+				Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "operation.preview.merge", Arguments: mergeArgs(e2eRepo(t))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc, _ := res.StructuredContent.(map[string]any)
+			id, _ := sc["previewId"].(string)
+			if res.IsError || sc["status"] != "pending" || id == "" {
+				t.Fatalf("want a pending proposal, got %s", jsonOf(sc))
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !tc.url {
+				if len(asked) != 0 || sc["personAsked"] != nil {
+					t.Fatalf("a form-only client was asked %d times, personAsked %v", len(asked), sc["personAsked"])
+				}
+				return
+			}
+			if len(asked) != 1 || asked[0].Mode != "url" || asked[0].URL != "http://"+g.addr+"/ui/p/"+id || asked[0].ElicitationID != id {
+				t.Fatalf("want one URL elicitation naming the card of %s, got %s", id, jsonOf(asked))
+			}
+			if sc["personAsked"] != true || strings.Contains(jsonOf(sc), "/ui/p/") {
+				t.Fatalf("the model's result: %s", jsonOf(sc))
+			}
+		})
 	}
 }
