@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -147,6 +148,40 @@ func checkCardURL(t *testing.T, g *gatewayProc, q urlQuestion) {
 	}
 }
 
+// cardLink is the secret link `fluxgit gateway open` shows.
+var cardLink = regexp.MustCompile(`http://\S+/ui/p/\S+\?s=[A-Za-z0-9_%-]+`)
+
+// openLink runs `fluxgit gateway open id` as the person does, on a
+// terminal, and opens the link it showed there in b; it also checks that
+// without a terminal (an agent's shell) the command shows no secret.
+// Where the tests have no pseudo-terminal it signs in with the start's
+// page link and opens the card address instead.
+func openLink(t *testing.T, b *browser.Browser, g *gatewayProc, id string) {
+	t.Helper()
+	u, _ := url.Parse(g.page)
+	secret := u.Query().Get("s")
+	out, err := g.cli("open", id)
+	if err == nil || strings.Contains(out, secret) {
+		t.Fatalf("gateway open without a terminal: err %v, output %q (want a refusal without the secret)", err, out)
+	}
+	if !havePTY {
+		b.Navigate(g.page)
+		b.WaitFor("main", 0)
+		b.Navigate("http://" + g.addr + "/ui/p/" + id)
+		return
+	}
+	screen, out, err := runOnTerminal(t, g.env, "", "gateway", "open", id)
+	if err != nil || strings.Contains(out, secret) {
+		t.Fatalf("gateway open on a terminal: %v, stdout %q", err, out)
+	}
+	link := cardLink.FindString(screen)
+	want := "http://" + g.addr + "/ui/p/" + id + "?s=" + url.QueryEscape(secret)
+	if link != want {
+		t.Fatalf("gateway open showed %q on the terminal, want %q:\n%s", link, want, screen)
+	}
+	b.Navigate(link)
+}
+
 // proposalRows counts the proposals `fluxgit gateway list` shows.
 func proposalRows(t *testing.T, g *gatewayProc) int {
 	t.Helper()
@@ -204,12 +239,8 @@ func TestCardElicitationTasksE2E(t *testing.T) {
 			t.Fatalf("status message %q", m)
 		}
 
-		// The one step: the CLI prints the secret link that lands on the card.
-		link, err := g.cli("open", q.id)
-		if err != nil || !strings.HasPrefix(strings.TrimSpace(link), q.url+"?s=") {
-			t.Fatalf("gateway open: %v %q", err, link)
-		}
-		b.Navigate(strings.TrimSpace(link))
+		// The one step: the CLI shows the secret link that lands on the card.
+		openLink(t, b, g, q.id)
 		cd := b.WaitFor("#card-view "+card(q.id)+` button[data-action="approve"]`, 0)
 		if u := b.URL(); u != q.url {
 			t.Fatalf("the secret link did not land on the card without the secret: %s", u)
@@ -412,11 +443,7 @@ func TestCardAfterGatewayRestart(t *testing.T) {
 	if n := shownControls(b); n != 0 {
 		t.Fatalf("after a restart the card page shows %d cards or controls", n)
 	}
-	link, err := g.cli("open", id)
-	if err != nil {
-		t.Fatalf("gateway open: %v %s", err, link)
-	}
-	b.Navigate(strings.TrimSpace(link))
+	openLink(t, b, g, id)
 	b.WaitFor("#card-view "+card(id)+` button[data-action="approve"]`, 0)
 
 	fresh := newCardClient(t, g, bothCaps())
