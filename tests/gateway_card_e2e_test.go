@@ -31,6 +31,9 @@ type cardClient struct {
 	s    *server
 	caps map[string]any
 	n    int
+	// name, when set, is the clientInfo name (the agent) instead of
+	// modernMeta's.
+	name string
 }
 
 // newCardClient starts `fluxgit serve` for g and declares caps on every
@@ -54,6 +57,9 @@ func (c *cardClient) call(method string, params map[string]any) map[string]any {
 	c.n++
 	meta := modernMeta()
 	meta["io.modelcontextprotocol/clientCapabilities"] = c.caps
+	if c.name != "" {
+		meta["io.modelcontextprotocol/clientInfo"] = map[string]any{"name": c.name, "version": "1"}
+	}
 	params["_meta"] = meta
 	r := c.s.call(c.n, method, params)
 	if r.Error != nil {
@@ -359,6 +365,16 @@ func TestCardElicitationTasksE2E(t *testing.T) {
 		}
 		if n := proposalRows(t, g); n != before+1 {
 			t.Fatalf("%d proposals after the changed re-send, want still %d", n, before+1)
+		}
+		// Another agent replaying the state gains nothing: the previewId
+		// names someone else's proposal, so the gateway refuses.
+		intruder := newCardClient(t, g, bothCaps())
+		intruder.name = "another-agent"
+		if res := intruder.resend(args, q, "accept"); res["resultType"] == "task" || !strings.Contains(jsonOf(res), "10006") {
+			t.Fatalf("another agent's replay of the requestState: %s", jsonOf(res))
+		}
+		if n := proposalRows(t, g); n != before+1 {
+			t.Fatalf("%d proposals after another agent's replay, want still %d", n, before+1)
 		}
 		again.call("tasks/cancel", map[string]any{"taskId": q.id})
 	})
