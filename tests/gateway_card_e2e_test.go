@@ -535,3 +535,54 @@ func TestCardElicitationGoSDK(t *testing.T) {
 		})
 	}
 }
+
+// On 2025-11-25 a client opts a call into the experimental tasks with
+// params.task: the preview tools say they take one (execution.taskSupport),
+// the task is named by the previewId, and tasks/get and tasks/cancel act on
+// the proposal at the gateway.
+func TestProposalTaskLegacy(t *testing.T) {
+	g := startGateway(t, loopEnv(t))
+	s := startServer(t, g.mcpEnv())
+	if r := s.call(0, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "legacy-agent", "version": "1"}}); r.Error != nil {
+		t.Fatalf("initialize: %s", r.raw)
+	}
+	s.sendJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	r := s.call(1, "tools/list", map[string]any{})
+	var list struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	_ = json.Unmarshal(r.Result, &list)
+	for _, tool := range list.Tools {
+		name, _ := tool["name"].(string)
+		exec, _ := tool["execution"].(map[string]any)
+		want := strings.HasPrefix(name, "operation.preview.")
+		if got := exec["taskSupport"] == "optional"; got != want {
+			t.Errorf("%s: execution %v, want taskSupport optional %v", name, tool["execution"], want)
+		}
+	}
+	repo := e2eRepo(t)
+	r = s.call(2, "tools/call", map[string]any{"name": "operation.preview.merge", "arguments": mergeArgs(repo), "task": map[string]any{"ttl": 600000}})
+	var created struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+			Status string `json:"status"`
+		} `json:"task"`
+	}
+	if r.Error != nil || json.Unmarshal(r.Result, &created) != nil || created.Task.Status != "working" || created.Task.TaskID == "" {
+		t.Fatalf("tools/call with params.task: %s", r.raw)
+	}
+	id := created.Task.TaskID
+	if out, err := g.cli("show", id, "--json"); err != nil || !strings.Contains(out, `"status": "pending"`) {
+		t.Fatalf("the task id is not a pending proposal at the gateway: %v\n%s", err, out)
+	}
+	if r := s.call(3, "tasks/get", map[string]any{"taskId": id}); r.Error != nil || !strings.Contains(string(r.Result), `"status":"working"`) {
+		t.Fatalf("tasks/get: %s", r.raw)
+	}
+	if r := s.call(4, "tasks/cancel", map[string]any{"taskId": id}); r.Error != nil || !strings.Contains(string(r.Result), `"status":"cancelled"`) {
+		t.Fatalf("tasks/cancel: %s", r.raw)
+	}
+	if out, err := g.cli("show", id, "--json"); err != nil || !strings.Contains(out, `"status": "cancelled"`) {
+		t.Fatalf("after tasks/cancel the proposal is not cancelled: %v\n%s", err, out)
+	}
+}
