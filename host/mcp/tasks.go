@@ -215,8 +215,11 @@ func (s *Server) startTask(rq *request, tool *catalog.Tool, call *wire.Call, p p
 	}
 	rq.taskCreated, rq.taskRunning = true, true
 	rq.finish()
+	// Rendered before the call starts: the reply is the seed state, even
+	// for a call that ends at once.
+	res, err := s.createResult(t)
 	go s.runTask(ctx, t, call)
-	return s.createResult(t)
+	return res, err
 }
 
 // runTask runs a host-run task's provider call to its end. Progress and
