@@ -130,7 +130,7 @@ func (p *Provider) preview(ctx context.Context, call *sdk.Call, op string) (*sdk
 		}()
 	}
 	res, last := p.submit(ctx, call.Tool, prop)
-	if id, live := liveProposal(res); live {
+	if id, waiting := waitingProposal(res); waiting {
 		if p.askPerson(ctx, call, id) {
 			res.Fields[FieldPersonAsked] = rawJSON(true)
 		}
@@ -151,10 +151,11 @@ func (p *Provider) preview(ctx context.Context, call *sdk.Call, op string) (*sdk
 	return res, nil
 }
 
-// liveProposal returns the previewId of a result that reports a proposal
-// still waiting or running (accepted), the one worth showing the person.
-func liveProposal(res *sdk.Result) (string, bool) {
-	if res == nil || res.Error != nil || string(res.Fields["accepted"]) != "true" {
+// waitingProposal returns the previewId of a result that reports a
+// proposal waiting for the person (pending), the only one worth showing
+// them: one their policy approved needs no decision.
+func waitingProposal(res *sdk.Result) (string, bool) {
+	if res == nil || res.Error != nil || string(res.Fields["accepted"]) != "true" || string(res.Fields["status"]) != `"`+StatusPending+`"` {
 		return "", false
 	}
 	return proposalID(res)
