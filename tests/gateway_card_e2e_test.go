@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -486,29 +487,7 @@ func TestCardElicitationGoSDK(t *testing.T) {
 		url  bool
 	}{{"url mode", true}, {"form only", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			var (
-				mu    sync.Mutex
-				asked []*mcp.ElicitParams
-			)
-			opts := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-				mu.Lock()
-				asked = append(asked, req.Params)
-				mu.Unlock()
-				return &mcp.ElicitResult{Action: "accept"}, nil
-			}}
-			if tc.url {
-				opts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cmd := exec.Command(fluxgitBin)
-			cmd.Env = g.mcpEnv()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-card", Version: "1.0.0"}, opts).
-				Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cs.Close()
+			ctx, cs, asked := goSDKCardClient(t, g, tc.url)
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "operation.preview.merge", Arguments: mergeArgs(e2eRepo(t))})
 			if err != nil {
 				t.Fatal(err)
@@ -518,16 +497,14 @@ func TestCardElicitationGoSDK(t *testing.T) {
 			if res.IsError || sc["status"] != "pending" || id == "" {
 				t.Fatalf("want a pending proposal, got %s", jsonOf(sc))
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			if !tc.url {
-				if len(asked) != 0 || sc["personAsked"] != nil {
-					t.Fatalf("a form-only client was asked %d times, personAsked %v", len(asked), sc["personAsked"])
+				if len(asked()) != 0 || sc["personAsked"] != nil {
+					t.Fatalf("a form-only client was asked %d times, personAsked %v", len(asked()), sc["personAsked"])
 				}
 				return
 			}
-			if len(asked) != 1 || asked[0].Mode != "url" || asked[0].URL != "http://"+g.addr+"/ui/p/"+id || asked[0].ElicitationID != id {
-				t.Fatalf("want one URL elicitation naming the card of %s, got %s", id, jsonOf(asked))
+			if a := asked(); len(a) != 1 || a[0].Mode != "url" || a[0].URL != "http://"+g.addr+"/ui/p/"+id || a[0].ElicitationID != id {
+				t.Fatalf("want one URL elicitation naming the card of %s, got %s", id, jsonOf(a))
 			}
 			if sc["personAsked"] != true || strings.Contains(jsonOf(sc), "/ui/p/") {
 				t.Fatalf("the model's result: %s", jsonOf(sc))
@@ -584,5 +561,65 @@ func TestProposalTaskLegacy(t *testing.T) {
 	}
 	if out, err := g.cli("show", id, "--json"); err != nil || !strings.Contains(out, `"status": "cancelled"`) {
 		t.Fatalf("after tasks/cancel the proposal is not cancelled: %v\n%s", err, out)
+	}
+}
+
+// goSDKCardClient connects the official Go SDK client (2025-11-25, named
+// go-sdk-card) to a `fluxgit serve` for g, declaring URL-mode elicitation
+// when url is set (form only otherwise); asked returns the elicitations
+// it received, each accepted.
+func goSDKCardClient(t *testing.T, g *gatewayProc, url bool) (context.Context, *mcp.ClientSession, func() []*mcp.ElicitParams) {
+	t.Helper()
+	var (
+		mu    sync.Mutex
+		asked []*mcp.ElicitParams
+	)
+	opts := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		mu.Lock()
+		asked = append(asked, req.Params)
+		mu.Unlock()
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}}
+	if url {
+		opts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cmd := exec.Command(fluxgitBin)
+	cmd.Env = g.mcpEnv()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-card", Version: "1.0.0"}, opts).
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return ctx, cs, func() []*mcp.ElicitParams {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]*mcp.ElicitParams(nil), asked...)
+	}
+}
+
+// A proposal the person's policy approves needs no decision: the client
+// is not asked to show its card.
+func TestCardNotAskedWhenPolicyApproves(t *testing.T) {
+	repo := e2eRepo(t)
+	policy := filepath.Join(canonicalTempDir(t), "policy.yaml")
+	writeFile(t, policy, autoApprovePolicy(filepath.Dir(repo)))
+	g := startGateway(t, append(loopEnv(t), "FLUXGIT_MCP_AGENT_POLICY="+policy))
+	git(t, repo, "checkout", "-q", "-b", "agent/work")
+	writeFile(t, filepath.Join(repo, "todo.txt"), "ship it\n")
+	ctx, cs, asked := goSDKCardClient(t, g, true)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "operation.preview.commit",
+		Arguments: map[string]any{"repoPath": repo, "reason": "r", "message": "chore: todo", "paths": []any{"todo.txt"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := res.StructuredContent.(map[string]any)
+	if st := sc["status"]; res.IsError || st == "pending" || st == nil {
+		t.Fatalf("want a proposal the policy approved, got %s", jsonOf(sc))
+	}
+	if n := len(asked()); n != 0 || sc["personAsked"] != nil {
+		t.Fatalf("a policy-approved proposal asked the client %d times (personAsked %v)", n, sc["personAsked"])
 	}
 }
