@@ -209,12 +209,19 @@ func summarizeToolList(t *testing.T, line string) string {
 	}
 	names := make([]string, 0, len(tools))
 	var fields []string
+	// execution (2025-11-25 taskSupport) is on the tools that take tasks
+	// only; the summary lists them apart.
+	tasks := map[string]json.RawMessage{}
 	for i, tool := range tools {
 		var name string
 		_ = json.Unmarshal(tool["name"], &name)
 		names = append(names, name)
 		keys := make([]string, 0, len(tool))
 		for k := range tool {
+			if k == "execution" {
+				tasks[name] = tool[k]
+				continue
+			}
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
@@ -225,7 +232,11 @@ func summarizeToolList(t *testing.T, line string) string {
 		}
 	}
 	delete(result, "tools")
-	summary, _ := json.Marshal(map[string]any{"count": len(tools), "fields": fields, "names": names})
+	sum := map[string]any{"count": len(tools), "fields": fields, "names": names}
+	if len(tasks) > 0 {
+		sum["execution"] = tasks
+	}
+	summary, _ := json.Marshal(sum)
 	result["tools (summary)"] = summary
 	msg["result"], _ = json.Marshal(result)
 	out, _ := json.Marshal(msg)

@@ -89,7 +89,7 @@ func newGatewayCmd(g *globalOptions) *cobra.Command {
 	cmd.Flags().Int64Var(&o.maxBytesPerAgent, "max-stored-bytes-per-agent", server.DefaultMaxStoredBytesPerAgent, "proposal body bytes the journal keeps for one agent id, decided ones included until pruned an hour after they end")
 	cmd.Flags().Int64Var(&o.maxBytes, "max-stored-bytes", server.DefaultMaxStoredBytes, "proposal body bytes the journal keeps for all agents together")
 	cmd.AddCommand(newGatewayListCmd(o), newGatewayShowCmd(o), newGatewayApproveCmd(o), newGatewayRejectCmd(o),
-		newGatewayReconcileCmd(o), newGatewayUndoCmd(o), newGatewayRedoCmd(o), newGatewayWatchCmd(o))
+		newGatewayReconcileCmd(o), newGatewayUndoCmd(o), newGatewayRedoCmd(o), newGatewayWatchCmd(o), newGatewayOpenCmd(o))
 	return cmd
 }
 

@@ -5,6 +5,8 @@ import (
 	"embed"
 	"net/http"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
 // pageFiles is the approval page: one HTML file, its script and its style
@@ -19,9 +21,16 @@ var pageFiles embed.FS
 // instead of waiting for a refused API call.
 const uiSessionMarker = `data-session="unknown"`
 
+// uiCardMarker is completed in index.html with the previewId of a card
+// page (operation.CardPath), so the script shows that one card.
+const uiCardMarker = `data-card=""`
+
 // servePage serves the page, and turns the one-time link /?s=<secret> into
-// the session cookie.
-func (h *personHandler) servePage(w http.ResponseWriter, r *http.Request) {
+// the session cookie. card is the previewId of a card page
+// (operation.CardPath + id, already checked against uiPreviewIDRe), ""
+// for the whole page; its secret link (`fluxgit gateway open ID`) lands
+// back on the card.
+func (h *personHandler) servePage(w http.ResponseWriter, r *http.Request, card string) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET")
 		writeError(w, http.StatusMethodNotAllowed, "the approval page is read with GET; decisions go to /ui/api/")
@@ -39,7 +48,11 @@ func (h *personHandler) servePage(w http.ResponseWriter, r *http.Request) {
 				SameSite: http.SameSiteStrictMode,
 			})
 			// Redirect so the secret leaves the address bar and history.
-			http.Redirect(w, r, "/", http.StatusSeeOther)
+			to := "/"
+			if card != "" {
+				to = operation.CardPath + card
+			}
+			http.Redirect(w, r, to, http.StatusSeeOther)
 			return
 		}
 		// A stale link (the gateway restarted) or a guess: no cookie.
@@ -57,6 +70,7 @@ func (h *personHandler) servePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page = bytes.Replace(page, []byte(uiSessionMarker), []byte(`data-session="`+session+`"`), 1)
+	page = bytes.Replace(page, []byte(uiCardMarker), []byte(`data-card="`+card+`"`), 1)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if r.Method == http.MethodGet {

@@ -24,6 +24,7 @@ import (
 	"github.com/fluxgit/fluxgit/gateway/execute"
 	"github.com/fluxgit/fluxgit/gateway/journal"
 	"github.com/fluxgit/fluxgit/gateway/proposal"
+	"github.com/fluxgit/fluxgit/internal/operation"
 )
 
 // Lifecycle is what the person's surfaces need from the gateway (implemented by *Server).
@@ -141,7 +142,14 @@ func (h *personHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
 	case p == "/" || p == "/index.html":
-		h.servePage(w, r)
+		h.servePage(w, r, "")
+	case strings.HasPrefix(p, operation.CardPath):
+		id := strings.TrimPrefix(p, operation.CardPath)
+		if !uiPreviewIDRe.MatchString(id) {
+			writeError(w, http.StatusNotFound, "a card address is "+operation.CardPath+"<previewId>, with a previewId of 1-128 of [A-Za-z0-9_-]")
+			return
+		}
+		h.servePage(w, r, id)
 	case strings.HasPrefix(p, "/ui/assets/"):
 		h.serveAsset(w, r)
 	case p == "/favicon.ico":
@@ -166,6 +174,8 @@ func (h *personHandler) serveAPI(w http.ResponseWriter, r *http.Request, route s
 			h.serveState(w, r)
 		case route == "events":
 			h.serveEvents(w, r)
+		case strings.HasPrefix(route, "card/"):
+			h.serveCard(w, r, strings.TrimPrefix(route, "card/"))
 		case strings.HasPrefix(route, "proposals/") && strings.HasSuffix(route, "/diff"):
 			h.serveFileDiff(w, r, strings.TrimSuffix(strings.TrimPrefix(route, "proposals/"), "/diff"))
 		case strings.HasPrefix(route, "proposals/") && !strings.Contains(strings.TrimPrefix(route, "proposals/"), "/"):
@@ -623,6 +633,30 @@ func (h *personHandler) serveState(w http.ResponseWriter, r *http.Request) {
 		st.RestorePoints = rps
 	}
 	writeJSON(w, http.StatusOK, st)
+}
+
+// uiCard is the reply of GET /ui/api/card/{id}: the one proposal a card
+// page shows, in the shape the page's cards take, with the CSRF token
+// and clock its decisions and countdown need.
+type uiCard struct {
+	CSRF string     `json:"csrf"`
+	Now  string     `json:"now"`
+	Card uiProposal `json:"card"`
+}
+
+// serveCard answers the card page (operation.CardPath): the proposal
+// whatever its status, so the page shows the outcome once decided.
+func (h *personHandler) serveCard(w http.ResponseWriter, r *http.Request, id string) {
+	if !uiPreviewIDRe.MatchString(id) {
+		writeError(w, http.StatusNotFound, "previewId must be 1-128 of [A-Za-z0-9_-]")
+		return
+	}
+	p, err := h.l.Get(id)
+	if err != nil {
+		uiLifecycleError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, uiCard{CSRF: uiDerive(h.l.Secret(), "csrf"), Now: uiStamp(time.Now()), Card: h.openView(p)})
 }
 
 // serveProposal returns one proposal with its whole body, for a patch too

@@ -758,6 +758,7 @@ func TestPageAssets(t *testing.T) {
 		path, ctype string
 	}{
 		{"/", "text/html; charset=utf-8"},
+		{"/ui/p/3f2b8c1e-5d4a-4e6f-9a7b-1c2d3e4f5a6b", "text/html; charset=utf-8"},
 		{"/ui/assets/app.js", "text/javascript; charset=utf-8"},
 		{"/ui/assets/app.css", "text/css; charset=utf-8"},
 	}

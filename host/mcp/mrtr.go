@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +56,10 @@ type parked struct {
 	leg     *request         // the request now serving the call
 	detach  func() bool      // unties the call from the previous leg's context
 	pending map[string]input // questions sent, by inputRequests key
+	// resume is the provider's ClientRequest.Resume of the questions
+	// asked: requestState carries it as "<token>.<resume>", so a retry
+	// this server no longer holds can still reach the provider.
+	resume string
 }
 
 // input is one question a provider put to the client.
@@ -175,7 +180,7 @@ func (s *Server) park(rq *request, tool *catalog.Tool, call *wire.Call, p params
 			return
 		}
 		cr := ev.Request
-		if fail := rq.checkCapability(cr.Method); fail != nil {
+		if fail := rq.checkCapability(cr); fail != nil {
 			go func() { _ = answer(callCtx, &wire.Answer{RequestID: cr.ID, Failure: fail}) }()
 		} else if res, ok := preset[cr.Key]; ok && cr.Key != "" && answerFits(cr.Method, res) {
 			delete(preset, cr.Key)
@@ -204,10 +209,11 @@ func (s *Server) park(rq *request, tool *catalog.Tool, call *wire.Call, p params
 // resume finds the parked call a retry names, checks the retry is the
 // same call, and hands the client's answers to the provider.
 func (s *Server) resume(rq *request, tool *catalog.Tool, call *wire.Call, p params, responses map[string]json.RawMessage) (*parked, error) {
-	var token string
-	if json.Unmarshal(p["requestState"], &token) != nil {
+	var state string
+	if json.Unmarshal(p["requestState"], &state) != nil {
 		return nil, refuseParams("params.requestState must be the string an input_required result returned")
 	}
+	token, resume, _ := strings.Cut(state, ".")
 	s.parkedCalls.mu.Lock()
 	pc := s.parkedCalls.calls[token]
 	if pc != nil {
@@ -215,6 +221,15 @@ func (s *Server) resume(rq *request, tool *catalog.Tool, call *wire.Call, p para
 		delete(s.parkedCalls.calls, token)
 	}
 	s.parkedCalls.mu.Unlock()
+	if pc == nil && resume != "" && validResume(resume) {
+		// The call is gone (it waited too long, or this server restarted)
+		// but its provider left a way back: run it again with the value it
+		// attached, which the provider checks (it came through the
+		// client). The client's answers to the lost questions are
+		// dropped; a provider that resumes does not ask them again.
+		call.Meta.Resume = resume
+		return s.park(rq, tool, call, p, nil)
+	}
 	if pc == nil {
 		return nil, refuseParams("params.requestState is unknown or expired (a call waits " + inputWait.String() +
 			" for its input); call the tool again without requestState and inputResponses")
@@ -293,6 +308,9 @@ func (s *Server) inputRequired(rq *request, pc *parked, batch []input) json.RawM
 	for _, k := range keys {
 		q := pc.pending[k].req
 		reqs[k] = map[string]any{"method": q.Method, "params": json.RawMessage(q.Params)}
+		if validResume(q.Resume) {
+			pc.resume = q.Resume // the questions are one call's: any of them names it
+		}
 	}
 	pc.mu.Unlock()
 	rq.finish()
@@ -313,8 +331,27 @@ func (s *Server) inputRequired(rq *request, pc *parked, batch []input) json.RawM
 		out, _ := rpc.Marshal(map[string]any{"inputRequests": map[string]any{}})
 		return out
 	}
-	out, _ := rpc.Marshal(map[string]any{"inputRequests": reqs, "requestState": pc.token})
+	state := pc.token
+	if pc.resume != "" {
+		state += "." + pc.resume
+	}
+	out, _ := rpc.Marshal(map[string]any{"inputRequests": reqs, "requestState": state})
 	return out
+}
+
+// validResume reports whether s is a well-formed ClientRequest.Resume;
+// anything else in a requestState is never handed to a provider.
+func validResume(s string) bool {
+	if s == "" || len(s) > wire.MaxResume {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // abandon ends a parked call whose client never came back, and records

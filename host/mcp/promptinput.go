@@ -155,7 +155,7 @@ func (s *Server) promptWithInput(ctx context.Context, rq *request, provider stri
 		}
 		keys := make([]string, 0, len(res.InputRequests))
 		for k, q := range res.InputRequests {
-			if fail := rq.checkCapability(q.Method); fail != nil {
+			if fail := rq.checkCapability(&wire.ClientRequest{Method: q.Method, Params: q.Params}); fail != nil {
 				return nil, nil, fail
 			}
 			keys = append(keys, k)

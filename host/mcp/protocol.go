@@ -73,6 +73,9 @@ type clientCaps struct {
 	sampling    bool
 	elicitation bool
 	roots       bool
+	// elicitationURL: elicitation.url is declared (URL mode); an
+	// elicitation object without form or url means form only.
+	elicitationURL bool
 	// tasks: the request declared the Tasks extension
 	// (extensions["io.modelcontextprotocol/tasks"], 2026-07-28).
 	tasks bool
@@ -91,6 +94,13 @@ func parseClientCaps(m map[string]json.RawMessage) clientCaps {
 		return len(raw) > 0 && raw[0] == '{'
 	}
 	caps := clientCaps{sampling: isObject("sampling"), elicitation: isObject("elicitation"), roots: isObject("roots")}
+	if caps.elicitation {
+		var modes map[string]json.RawMessage
+		if json.Unmarshal(m["elicitation"], &modes) == nil {
+			raw := bytes.TrimSpace(modes["url"])
+			caps.elicitationURL = len(raw) > 0 && raw[0] == '{'
+		}
+	}
 	if isObject("extensions") {
 		var ext map[string]json.RawMessage
 		if json.Unmarshal(m["extensions"], &ext) == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,7 +53,7 @@ type request struct {
 func (rq *request) meta(roots []string) wire.Meta {
 	m := wire.Meta{ClientName: rq.gen.client.Name, ClientVersion: rq.gen.client.Version, AllowedRoots: roots,
 		Progress: rq.gen.progressToken != nil, LogLevel: rq.gen.logLevel,
-		Client: wire.ClientCaps{Sampling: rq.gen.caps.sampling, Elicitation: rq.gen.caps.elicitation, Roots: rq.gen.caps.roots}}
+		Client: wire.ClientCaps{Sampling: rq.gen.caps.sampling, Elicitation: rq.gen.caps.elicitation, Roots: rq.gen.caps.roots, ElicitationURL: rq.gen.caps.elicitationURL}}
 	if rq.sess != nil {
 		m.RequestID = string(rq.sess.originalID(rq.id))
 	}
@@ -157,7 +158,7 @@ func (rq *request) clientRequest(cr *wire.ClientRequest, answer func(context.Con
 // askClient sends the request to the client (legacy generation: a
 // JSON-RPC request on the connection) and waits for its answer.
 func (rq *request) askClient(cr *wire.ClientRequest) (json.RawMessage, *wire.Failure) {
-	if fail := rq.checkCapability(cr.Method); fail != nil {
+	if fail := rq.checkCapability(cr); fail != nil {
 		return nil, fail
 	}
 	if rq.gen.modern {
@@ -204,32 +205,47 @@ func (rq *request) askClient(cr *wire.ClientRequest) (json.RawMessage, *wire.Fai
 
 // checkCapability refuses a client request the client did not declare it
 // can answer.
-func (rq *request) checkCapability(method string) *wire.Failure {
-	return capabilityRefusal(rq.gen.caps, method, rq.sess != nil)
+func (rq *request) checkCapability(cr *wire.ClientRequest) *wire.Failure {
+	return capabilityRefusal(rq.gen.caps, cr, rq.sess != nil)
 }
 
 // capabilityRefusal is checkCapability for a declared capability set;
 // connected is false when nothing could carry the question.
-func capabilityRefusal(caps clientCaps, method string, connected bool) *wire.Failure {
+func capabilityRefusal(caps clientCaps, cr *wire.ClientRequest, connected bool) *wire.Failure {
 	var (
 		ok  bool
 		cap string
 	)
-	switch method {
+	switch cr.Method {
 	case wire.MethodSampling:
 		ok, cap = caps.sampling, "sampling"
 	case wire.MethodElicitation:
 		ok, cap = caps.elicitation, "elicitation"
+		var mode struct {
+			Mode string `json:"mode"`
+		}
+		if json.Unmarshal(cr.Params, &mode) == nil && mode.Mode == "url" {
+			ok, cap = caps.elicitationURL, "elicitation.url"
+		}
 	case wire.MethodListRoots:
 		ok, cap = caps.roots, "roots"
 	default:
-		return &wire.Failure{Kind: wire.KindInternal, Message: "providers may not send " + method + " to the client"}
+		return &wire.Failure{Kind: wire.KindInternal, Message: "providers may not send " + cr.Method + " to the client"}
 	}
 	if !connected || !ok {
 		return &wire.Failure{Kind: wire.KindClientCapability, Message: "the client did not declare the " + cap + " capability",
-			Data: map[string]any{"requiredCapabilities": map[string]any{cap: map[string]any{}}}}
+			Data: map[string]any{"requiredCapabilities": requiredCap(cap)}}
 	}
 	return nil
+}
+
+// requiredCap is the requiredCapabilities object naming cap; a dotted
+// name ("elicitation.url") is a nested member.
+func requiredCap(cap string) map[string]any {
+	if outer, inner, ok := strings.Cut(cap, "."); ok {
+		return map[string]any{outer: map[string]any{inner: map[string]any{}}}
+	}
+	return map[string]any{cap: map[string]any{}}
 }
 
 // askUnrelated sends a request to the client that relates to no request

@@ -234,7 +234,7 @@ func (s *Server) runTask(ctx context.Context, t *hostTask, call *wire.Call) {
 		if ev.Request == nil {
 			return
 		}
-		if fail := capabilityRefusal(t.gen.caps, ev.Request.Method, true); fail != nil {
+		if fail := capabilityRefusal(t.gen.caps, ev.Request, true); fail != nil {
 			go func() { _ = answer(ctx, &wire.Answer{RequestID: ev.Request.ID, Failure: fail}) }()
 			return
 		}

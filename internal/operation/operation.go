@@ -116,3 +116,14 @@ const (
 	// SemanticDiffPath: POST a semantic diff request (diff.semantic).
 	SemanticDiffPath = "/v1/mcp/diff/semantic"
 )
+
+// CardPath + <previewId> is the person's page for one proposal on the
+// gateway: its card, with approve and reject. The address carries no
+// secret and no decision, so it may be shown to anyone, the model
+// included: a browser without the person's session sees only how to open
+// it from their terminal (`fluxgit gateway open <previewId>`).
+const CardPath = "/ui/p/"
+
+// CardURL is the card address of proposal id on the gateway at base
+// ("http://127.0.0.1:port"); id must already be a valid previewId.
+func CardURL(base, id string) string { return base + CardPath + id }

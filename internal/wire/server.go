@@ -103,7 +103,12 @@ func (s *Stream) close() {
 // Answer. A refused or failed request comes back as a *Failure; the wait
 // ends with ctx or with the call.
 func (s *Stream) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	res, err := s.Ask(ctx, []Question{{Method: method, Params: params}})
+	return s.RequestResumable(ctx, method, params, "")
+}
+
+// RequestResumable is Request with a resume value (ClientRequest.Resume).
+func (s *Stream) RequestResumable(ctx context.Context, method string, params json.RawMessage, resume string) (json.RawMessage, error) {
+	res, err := s.Ask(ctx, []Question{{Method: method, Params: params, Resume: resume}})
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +122,8 @@ type Question struct {
 	// Key names the question (ClientRequest.Key); empty lets the host
 	// choose.
 	Key string
+	// Resume is ClientRequest.Resume.
+	Resume string
 }
 
 // Ask puts a batch of questions to the client at once (a 2026-07-28
@@ -144,7 +151,7 @@ func (s *Stream) Ask(ctx context.Context, qs []Question) ([]json.RawMessage, err
 		s.srv.mu.Unlock()
 	}()
 	for i, q := range qs {
-		cr := &ClientRequest{ID: ids[i], Method: q.Method, Params: q.Params, Key: q.Key, More: i < len(qs)-1}
+		cr := &ClientRequest{ID: ids[i], Method: q.Method, Params: q.Params, Key: q.Key, Resume: q.Resume, More: i < len(qs)-1}
 		if err := s.Emit(Event{Request: cr}); err != nil {
 			return nil, err
 		}

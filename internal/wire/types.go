@@ -44,6 +44,10 @@ type Meta struct {
 	// Tasks is true when the client declared the Tasks extension for this
 	// request, so the provider may answer a call with a Task.
 	Tasks bool `json:"tasks,omitempty"`
+	// Resume is set on a re-sent call (2026-07-28 requestState) that the
+	// host no longer holds: the ClientRequest.Resume value of the
+	// original call's last question to the client.
+	Resume string `json:"resume,omitempty"`
 	// TraceParent and TraceState are the W3C trace context of the host's
 	// span for this call (empty when tracing is off), so the provider's
 	// spans join the host's trace.
@@ -57,6 +61,9 @@ type ClientCaps struct {
 	Sampling    bool `json:"sampling,omitempty"`
 	Elicitation bool `json:"elicitation,omitempty"`
 	Roots       bool `json:"roots,omitempty"`
+	// ElicitationURL: the client declared URL-mode elicitation
+	// (capabilities.elicitation.url, MCP 2025-11-25 and later).
+	ElicitationURL bool `json:"elicitationUrl,omitempty"`
 }
 
 // Result is a tool's outcome. Exactly one of Data or Error is set.
@@ -204,7 +211,18 @@ type ClientRequest struct {
 	// More says another request of the same batch follows at once: the
 	// host puts them to a 2026-07-28 client in one input_required round.
 	More bool `json:"more,omitempty"`
+	// Resume is a short value ([A-Za-z0-9_-], at most MaxResume bytes) the
+	// provider attaches so that the call can be resumed without the host's
+	// memory: the 2026-07-28 generation carries it in the input_required
+	// result's requestState, and a re-sent call whose parked original is
+	// gone (expired, or the server restarted) reaches the provider again
+	// with Meta.Resume set to it. It is the client's to send back, so the
+	// provider treats it as a claim it checks, never as authority.
+	Resume string `json:"resume,omitempty"`
 }
+
+// MaxResume bounds ClientRequest.Resume.
+const MaxResume = 128
 
 // Answer is the host's reply to a ClientRequest: the client's result, or
 // a failure (the client refused, lacked the capability, timed out).

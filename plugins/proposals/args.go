@@ -92,10 +92,19 @@ func (p *Provider) build(op string, call *sdk.Call) (*proposal, error) {
 		return nil, err
 	}
 	id := p.id()
+	fresh := p.id
+	if r := resumeID(call); r != "" {
+		// A re-sent call the host no longer held: the same proposal again,
+		// which the gateway replays (card.go).
+		id = r
+	}
+	if keyedByPreviewID(call) {
+		fresh = func() string { return id }
+	}
 	h := header{
 		PreviewID:      id,
 		AgentID:        SanitizeAgentID(call.Meta.ClientName),
-		IdempotencyKey: idempotencyKey(op, c.IdempotencyKey, p.id),
+		IdempotencyKey: idempotencyKey(op, c.IdempotencyKey, fresh),
 		OperationType:  op,
 		RepoPath:       c.RepoPath,
 		Reason:         c.Reason,

@@ -130,7 +130,17 @@ func (p *Provider) preview(ctx context.Context, call *sdk.Call, op string) (*sdk
 		}()
 	}
 	prop.proposer = operation.Proposer{PID: p.serverPID(), Client: operation.ClientLabel(call.Meta.ClientName, call.Meta.ClientVersion)}
-	res := p.submit(ctx, call.Tool, prop)
+	res, last := p.submit(ctx, call.Tool, prop)
+	if id, waiting := waitingProposal(res); waiting {
+		if p.askPerson(ctx, call, id) {
+			res.Fields[FieldPersonAsked] = rawJSON(true)
+		}
+	}
+	if id, ok := proposalID(res); ok && call.Meta.Tasks {
+		// The proposal is a task whose id is its previewId; its status
+		// is what the gateway just reported (no extra request).
+		res.Task = taskOf(id, last)
+	}
 	if hint != nil {
 		if h := <-hint; len(h) > 0 && json.Valid(h) {
 			if res.Fields == nil {
@@ -142,12 +152,38 @@ func (p *Provider) preview(ctx context.Context, call *sdk.Call, op string) (*sdk
 	return res, nil
 }
 
+// waitingProposal returns the previewId of a result that reports a
+// proposal waiting for the person (pending), the only one worth showing
+// them: one their policy approved needs no decision.
+func waitingProposal(res *sdk.Result) (string, bool) {
+	if res == nil || res.Error != nil || string(res.Fields["accepted"]) != "true" || string(res.Fields["status"]) != `"`+StatusPending+`"` {
+		return "", false
+	}
+	return proposalID(res)
+}
+
+// proposalID returns the previewId of a result that reports a proposal
+// the gateway holds: live, completed, or ended (10004); not one it
+// refused, one it did not take, or one with an unsafe id.
+func proposalID(res *sdk.Result) (string, bool) {
+	if res == nil || res.Source != Source || (res.Error != nil && res.Error.Code != CodeProposalEnded) {
+		return "", false
+	}
+	var id string
+	if json.Unmarshal(res.Fields["previewId"], &id) != nil || !ValidPreviewID(id) {
+		return "", false
+	}
+	return id, true
+}
+
 // submit is the dispatch flow: POST the proposal, settle which previewId
-// names it, GET its status once and report what that says.
-func (p *Provider) submit(ctx context.Context, tool string, prop *proposal) *sdk.Result {
+// names it, GET its status once and report what that says. It also
+// returns the last gateway reply it read about the proposal (the status
+// body when the GET answered), which a proposal's task is made from.
+func (p *Provider) submit(ctx context.Context, tool string, prop *proposal) (*sdk.Result, json.RawMessage) {
 	addr, ok := p.address()
 	if !ok {
-		return notConnected(tool, "", false, noAddressReason(), "FluxGit is not connected, so the proposal was not submitted")
+		return notConnected(tool, "", false, noAddressReason(), "FluxGit is not connected, so the proposal was not submitted"), nil
 	}
 	client := fluxbridge.NewClient(addr)
 	if prop.proposer.PID > 0 {
@@ -157,7 +193,7 @@ func (p *Provider) submit(ctx context.Context, tool string, prop *proposal) *sdk
 	client.Header = nil // the proposer is named with the proposal only
 	if err != nil {
 		return notConnected(tool, "", true, "the gateway at "+addr.String()+" could not be reached: "+err.Error(),
-			"FluxGit did not answer, so the proposal was not submitted")
+			"FluxGit did not answer, so the proposal was not submitted"), nil
 	}
 	if !is2xx(resp.Status) {
 		if _, refused := resp.JSONError(); refused {
@@ -165,10 +201,10 @@ func (p *Provider) submit(ctx context.Context, tool string, prop *proposal) *sdk
 				fmt.Sprintf("FluxGit refused the proposal (HTTP %d), so nothing was changed. error.data.gateway says why (a policy for this agent, too many pending proposals, or invalid arguments): fix the request or ask the user to change the policy; resubmitting it unchanged will be refused again.", resp.Status),
 				map[string]any{"httpStatus": resp.Status, "gateway": json.RawMessage(resp.Body)})
 			r.Fields = map[string]json.RawMessage{"previewId": rawJSON(prop.previewID), "status": rawJSON(StatusRefused)}
-			return r
+			return r, nil
 		}
 		return notConnected(tool, "", true, fmt.Sprintf("the gateway at %s answered HTTP %d without a JSON error body, so it is probably not FluxGit or not ready", addr, resp.Status),
-			"FluxGit failed to take the proposal")
+			"FluxGit failed to take the proposal"), nil
 	}
 
 	postBody, _ := jsonObject(resp.Body)
@@ -178,7 +214,7 @@ func (p *Provider) submit(ctx context.Context, tool string, prop *proposal) *sdk
 		if json.Unmarshal(raw, &gid) != nil || !ValidPreviewID(gid) {
 			return sdk.Fail(Source, CodeUnsafePreviewID,
 				"FluxGit answered with a previewId that is not safe to use, so fluxgit did not follow it",
-				map[string]any{"reason": "A previewId must be 1-128 ASCII letters, digits, '-' or '_'. The proposal may exist anyway: ask the user to decide it on the gateway's approval page (`fluxgit gateway list`) or in the FluxGit app, and do not propose it again before they have."})
+				map[string]any{"reason": "A previewId must be 1-128 ASCII letters, digits, '-' or '_'. The proposal may exist anyway: ask the user to decide it on the gateway's approval page (`fluxgit gateway list`) or in the FluxGit app, and do not propose it again before they have."}), nil
 		}
 		// An idempotent replay names the earlier proposal, which is the
 		// one to follow.
@@ -202,16 +238,16 @@ func (p *Provider) submit(ctx context.Context, tool string, prop *proposal) *sdk
 
 	fields := map[string]json.RawMessage{"previewId": rawJSON(id), "status": rawJSON(status)}
 	if status == StatusCompleted {
-		return &sdk.Result{Source: Source, Data: last, Fields: fields}
+		return &sdk.Result{Source: Source, Data: last, Fields: fields}, last
 	}
 	if msg, terminal := terminalMessages[status]; terminal {
 		r := sdk.Fail(Source, CodeProposalEnded, msg, map[string]any{"previewId": id, "status": status, "statusBody": last})
 		r.Fields = fields
-		return r
+		return r, last
 	}
 	fields["accepted"] = rawJSON(true)
 	fields["nextAction"] = rawJSON(nextAction(id, status))
-	return &sdk.Result{Source: Source, Data: last, Fields: fields}
+	return &sdk.Result{Source: Source, Data: last, Fields: fields}, last
 }
 
 // nextAction tells the agent how to follow a live proposal.

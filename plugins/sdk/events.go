@@ -390,11 +390,7 @@ func (c *Call) Ask(ctx context.Context, qs ...Question) ([]Answer, error) {
 	}
 	res, err := c.events.stream.Ask(ctx, wqs)
 	if err != nil {
-		var f *wire.Failure
-		if errors.As(err, &f) {
-			return nil, &Error{Kind: ErrorKind(f.Kind), Message: f.Message, Details: f.Details, Data: f.Data}
-		}
-		return nil, fmt.Errorf("sdk: ask the client: %w", err)
+		return nil, clientFailure("ask the client", err)
 	}
 	out := make([]Answer, len(qs))
 	for i, q := range qs {
@@ -418,4 +414,14 @@ func (c *Call) Ask(ctx context.Context, qs ...Question) ([]Answer, error) {
 		}
 	}
 	return out, nil
+}
+
+// clientFailure turns a failed client request into the error a provider
+// gets: the host's *wire.Failure as an *Error, anything else wrapped.
+func clientFailure(method string, err error) error {
+	var f *wire.Failure
+	if errors.As(err, &f) {
+		return &Error{Kind: ErrorKind(f.Kind), Message: f.Message, Details: f.Details, Data: f.Data}
+	}
+	return fmt.Errorf("sdk: %s: %w", method, err)
 }

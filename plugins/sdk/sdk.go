@@ -84,6 +84,9 @@ type Meta struct {
 	// experimental tasks) for this call, so CallTool may answer with a
 	// provider-kept task (Result.Task).
 	Tasks bool `json:"tasks,omitempty"`
+	// Resume is set when this call is a client's re-sent round of an
+	// earlier call the host no longer holds (see ElicitURLRequest.Resume).
+	Resume string `json:"resume,omitempty"`
 }
 
 // ClientCapabilities are the client features a provider may use through
@@ -93,6 +96,9 @@ type ClientCapabilities struct {
 	Elicitation bool `json:"elicitation,omitempty"`
 	// Roots: Call.ListRoots needs it.
 	Roots bool `json:"roots,omitempty"`
+	// ElicitationURL: the client can show the person a URL (URL-mode
+	// elicitation, Call.ElicitURL).
+	ElicitationURL bool `json:"elicitationUrl,omitempty"`
 }
 
 // Result is what a tool returns. Exactly one of Data or Error is set.

@@ -326,8 +326,8 @@ func fromWireMeta(m wire.Meta) Meta {
 	return Meta{
 		ClientName: m.ClientName, ClientVersion: m.ClientVersion, AllowedRoots: m.AllowedRoots,
 		RequestID: m.RequestID, Progress: m.Progress, LogLevel: Level(m.LogLevel),
-		Client: ClientCapabilities{Sampling: m.Client.Sampling, Elicitation: m.Client.Elicitation, Roots: m.Client.Roots},
-		Tasks:  m.Tasks,
+		Client: ClientCapabilities{Sampling: m.Client.Sampling, Elicitation: m.Client.Elicitation, Roots: m.Client.Roots, ElicitationURL: m.Client.ElicitationURL},
+		Tasks:  m.Tasks, Resume: m.Resume,
 	}
 }
 

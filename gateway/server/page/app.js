@@ -957,8 +957,85 @@
     });
   }
 
+  // ---- one card (operation.CardPath: /ui/p/<previewId>) ----
+
+  // The card page shows one proposal: the one an agent's client asked the
+  // person to look at. Its address carries no secret; without a session it
+  // says the one command that signs this browser in and lands here.
+  function showCardSignin(id, kind) {
+    state.signedOut = true;
+    $('app').hidden = true;
+    $('card-view').hidden = true;
+    $('card-signin-command').textContent = 'fluxgit gateway open ' + id;
+    $('card-signin-show').textContent = 'fluxgit gateway show ' + id;
+    if (kind === 'stale') {
+      $('card-signin-why').textContent = 'That link is not valid for this gateway: it was printed by an earlier start, so nothing is shown here.';
+    }
+    $('card-signin').hidden = false;
+    setLive('offline', 'no session');
+    if (state.es) { state.es.close(); state.es = null; }
+  }
+
+  function outcomeText(p) {
+    var r = p.result || {};
+    switch (p.status) {
+      case 'completed': return 'Done' + (resultCommit(r) ? ': commit ' + resultCommit(r) : '') + (r.message ? ' — ' + r.message : '');
+      case 'rejected': return 'Rejected' + (p.rejectionReason ? ': ' + p.rejectionReason : '') + '. Nothing was changed.';
+      case 'failed': return 'Approved, but the operation failed' + (r.message ? ': ' + r.message : '') + '.';
+      case 'expired': return 'Expired before anyone decided. Nothing was changed.';
+      case 'cancelled': return 'Cancelled by the agent before a decision. Nothing was changed.';
+    }
+    return '';
+  }
+
+  function refreshCard() {
+    if (state.refreshing) { state.again = true; return; }
+    state.refreshing = true;
+    var id = state.card;
+    fetch('/ui/api/card/' + encodeURIComponent(id), { credentials: 'same-origin', cache: 'no-store' })
+      .then(function (res) {
+        if (res.status === 403) { showCardSignin(id, 'none'); return null; }
+        return res.json().then(function (body) {
+          if (!res.ok) throw new Error(body && body.error ? body.error : 'HTTP ' + res.status);
+          return body;
+        });
+      })
+      .then(function (st) {
+        if (!st) return;
+        state.csrf = st.csrf;
+        if (st.now) state.skew = Date.parse(st.now) - Date.now();
+        var p = st.card;
+        $('card-signin').hidden = true;
+        $('card-view').hidden = false;
+        var out = outcomeText(p);
+        placeChildren($('card-cards'), out ? [] : [cardFor(p)]);
+        $('card-outcome').textContent = out;
+        $('card-outcome').setAttribute('data-status', p.status);
+        $('card-outcome').hidden = !out;
+        setTitle(p.status === 'pending' ? 1 : 0);
+        tick();
+      })
+      .catch(function (err) { showAlert('Could not load the proposal: ' + err.message); })
+      .then(function () {
+        state.refreshing = false;
+        if (state.again) { state.again = false; refreshCard(); }
+      });
+  }
+
   function start() {
     $('address').textContent = location.host;
+    var cardId = document.body.getAttribute('data-card');
+    if (cardId) {
+      state.card = cardId;
+      refresh = refreshCard; // decisions and live updates refresh the one card
+      $('card-id').textContent = cardId;
+      var cs = document.body.getAttribute('data-session');
+      if (cs === 'none' || cs === 'stale') { showCardSignin(cardId, cs); return; }
+      setInterval(tick, 1000);
+      refresh();
+      connect();
+      return;
+    }
     $('notify-ask').addEventListener('click', askNotify);
     $('approve-selected').addEventListener('click', approveSelected);
     setNotify();
