@@ -72,6 +72,8 @@ type generation struct {
 type clientCaps struct {
 	sampling    bool
 	elicitation bool
+	// ui: the client renders MCP Apps views (declaresUI).
+	ui bool
 }
 
 // parseClientCaps reads the capabilities a client declared. A capability
@@ -82,7 +84,7 @@ func parseClientCaps(m map[string]json.RawMessage) clientCaps {
 		raw := bytes.TrimSpace(m[k])
 		return len(raw) > 0 && raw[0] == '{'
 	}
-	return clientCaps{sampling: isObject("sampling"), elicitation: isObject("elicitation")}
+	return clientCaps{sampling: isObject("sampling"), elicitation: isObject("elicitation"), ui: declaresUI(m)}
 }
 
 // progressToken returns the request's progress token when it is a string

@@ -243,10 +243,10 @@ func (s *Server) capabilities() map[string]any {
 	return caps
 }
 
-func (s *Server) discover() (json.RawMessage, error) {
+func (s *Server) discover(g generation) (json.RawMessage, error) {
 	return rpc.Marshal(map[string]any{
 		"supportedVersions": SupportedVersions,
-		"capabilities":      s.capabilities(),
+		"capabilities":      s.uiCapabilities(s.capabilities(), g),
 		"instructions":      s.instructions(),
 	})
 }

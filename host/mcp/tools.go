@@ -18,13 +18,17 @@ import (
 // listVariant names the three shapes a tool definition takes across
 // protocol versions; each is rendered once and reused.
 func listVariant(g generation) int {
+	v := 0
 	switch {
 	case g.structured():
-		return 2
+		v = 2
 	case g.annotations():
-		return 1
+		v = 1
 	}
-	return 0
+	if g.caps.ui {
+		v += 3 // the same shapes with the MCP Apps _meta (apps.go)
+	}
+	return v
 }
 
 func (s *Server) toolsList(g generation, p params) (json.RawMessage, error) {
@@ -42,12 +46,15 @@ func (s *Server) toolsList(g generation, p params) (json.RawMessage, error) {
 			"description": t.Description,
 			"inputSchema": t.InputSchema,
 		}
-		if v >= 1 {
+		if v%3 >= 1 {
 			def["annotations"] = t.Annotations
 		}
-		if v >= 2 {
+		if v%3 >= 2 {
 			def["title"] = t.Title
 			def["outputSchema"] = t.OutputSchemaFor(s.opts.ReferenceShape)
+		}
+		if m := uiMeta(t.UI); m != nil && g.caps.ui {
+			def["_meta"] = m
 		}
 		tools = append(tools, def)
 	}
@@ -349,20 +356,24 @@ func (s *Server) envelope(tool *catalog.Tool, repoPath string, res *wire.Result)
 	return env
 }
 
-func (s *Server) resourcesList(p params, templates bool) (json.RawMessage, error) {
+func (s *Server) resourcesList(g generation, p params, templates bool) (json.RawMessage, error) {
 	if err := checkCursor(p); err != nil {
 		return nil, err
 	}
 	if templates {
 		list := make([]map[string]any, 0, len(s.opts.Catalog.Templates))
 		for _, r := range s.opts.Catalog.Templates {
-			list = append(list, resourceDef(r, "uriTemplate", r.URITemplate))
+			if listedTo(r, g) {
+				list = append(list, resourceDef(r, "uriTemplate", r.URITemplate))
+			}
 		}
 		return rpc.Marshal(map[string]any{"resourceTemplates": list})
 	}
 	list := make([]map[string]any, 0, len(s.opts.Catalog.Resources))
 	for _, r := range s.opts.Catalog.Resources {
-		list = append(list, resourceDef(r, "uri", r.URI))
+		if listedTo(r, g) {
+			list = append(list, resourceDef(r, "uri", r.URI))
+		}
 	}
 	return rpc.Marshal(map[string]any{"resources": list})
 }
@@ -374,6 +385,9 @@ func resourceDef(r *catalog.Resource, key, val string) map[string]any {
 	}
 	if r.MimeType != "" {
 		d["mimeType"] = r.MimeType
+	}
+	if m := uiMeta(r.UI); m != nil {
+		d["_meta"] = m
 	}
 	return d
 }
@@ -451,6 +465,13 @@ func (s *Server) resourcesRead(ctx context.Context, g generation, p params) (jso
 		item["blob"] = res.Blob // []byte marshals as base64
 	} else {
 		item["text"] = res.Text
+	}
+	if r := s.resourceSpec(res.URI); r != nil && res.URI == uri {
+		// A view's csp and border preference travel with its content,
+		// where the host reads them to build the sandbox (apps.go).
+		if m := uiMeta(r.UI); m != nil {
+			item["_meta"] = m
+		}
 	}
 	return rpc.Marshal(map[string]any{"contents": []any{item}})
 }
