@@ -32,7 +32,7 @@ const (
 	statusPrefix  = operation.StatusPath
 	cancelPrefix  = operation.CancelPath
 	semanticPath  = operation.SemanticDiffPath
-	cardPrefix    = operation.CardPath
+	cardPrefix    = operation.CardViewPath
 )
 
 var safeIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)

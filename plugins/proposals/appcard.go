@@ -39,7 +39,7 @@ const (
 // script and style, nothing loaded from anywhere), so the host's default,
 // most restrictive Content-Security-Policy is all it needs.
 //
-//go:embed card.html
+//go:embed appcard.html
 var cardHTML string
 
 // Resources lists the resources this provider serves, as the spec spells
@@ -52,7 +52,7 @@ func CardDataURI(previewID string) string { return cardDataPrefix + previewID + 
 // CardData is the card data resource's JSON: the gateway's read-only view
 // of the proposal and where the person decides it.
 type CardData struct {
-	// Card is the gateway's card view (GET operation.CardPath<id>), as the
+	// Card is the gateway's card view (GET operation.CardViewPath<id>), as the
 	// gateway sent it: the operation, its risk, status, refs and the
 	// review's facts and sections without diffs.
 	Card json.RawMessage `json:"card"`
@@ -97,7 +97,7 @@ func (p *Provider) ReadResource(ctx context.Context, uri string, _ sdk.Meta) (*s
 	if !ok {
 		return nil, &sdk.Error{Kind: sdk.KindUnavailable, Message: "FluxGit is not connected", Details: noAddressReason()}
 	}
-	resp, err := fluxbridge.NewClient(addr).Do(ctx, http.MethodGet, operation.CardPath+url.PathEscape(id), nil, p.timeout())
+	resp, err := fluxbridge.NewClient(addr).Do(ctx, http.MethodGet, operation.CardViewPath+url.PathEscape(id), nil, p.timeout())
 	if err != nil {
 		return nil, &sdk.Error{Kind: sdk.KindUnavailable, Message: "FluxGit did not answer", Details: "the gateway at " + addr.String() + " could not be reached: " + err.Error()}
 	}

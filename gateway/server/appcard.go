@@ -12,7 +12,7 @@ import (
 	"github.com/fluxgit/fluxgit/gateway/proposal"
 )
 
-// Bounds of the card view (GET operation.CardPath<id>). The view is what a
+// Bounds of the card view (GET operation.CardViewPath<id>). The view is what a
 // host renders inline for the person (MCP Apps), so it carries the review
 // the approval page shows, minus the diffs: lists keep the review's own
 // bounds (execute.ReviewMaxCommits, execute.ReviewMaxFiles) and every text
@@ -169,7 +169,7 @@ func cardOf(p journal.Proposal) cardView {
 	return v
 }
 
-// card answers GET operation.CardPath<id>: the proposal's read-only card
+// card answers GET operation.CardViewPath<id>: the proposal's read-only card
 // view. Like status it is the agent API's (the MCP server reads it for a
 // host that renders the inline card); it changes nothing.
 func (s *Server) card(w http.ResponseWriter, id string) {

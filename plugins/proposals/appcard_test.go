@@ -44,7 +44,7 @@ func TestCardView(t *testing.T) {
 func cardGateway(t *testing.T, status int, body string) func() (fluxbridge.Address, bool) {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || !strings.HasPrefix(r.URL.EscapedPath(), operation.CardPath) {
+		if r.Method != http.MethodGet || !strings.HasPrefix(r.URL.EscapedPath(), operation.CardViewPath) {
 			t.Errorf("card read made %s %s", r.Method, r.URL.Path)
 		}
 		if b, _ := io.ReadAll(r.Body); len(b) > 0 {
