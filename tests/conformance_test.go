@@ -219,10 +219,16 @@ func TestConformanceProviderFixtures(t *testing.T) {
 			[]string{`Prompt with arguments: arg1='hello', arg2='world'`}},
 		{"prompts/get", map[string]any{"name": "test_prompt_with_embedded_resource", "arguments": map[string]any{"resourceUri": "test://example-resource"}},
 			[]string{`"type":"resource"`, `"uri":"test://example-resource"`, `Please process the embedded resource above.`}},
-		// json-schema-2020-12: the schema's own $defs and its ref into them
-		// are served as written.
+		// json-schema-2020-12: the schema's own $defs (with its $anchor) and
+		// its ref into them, allOf/anyOf and if/then/else are served as
+		// written (SEP-1613, SEP-2106); x-mcp-header reaches the client
+		// (SEP-2243).
 		{"tools/list", map[string]any{},
-			[]string{`"name":"json_schema_2020_12_tool"`, `"$defs":{"address":{"type":"object"`, `"address":{"$ref":"#/$defs/address","description":"Where the named one lives."}`}},
+			[]string{`"name":"json_schema_2020_12_tool"`, `"$defs":{"address":{"$anchor":"addressDef","type":"object"`,
+				`"address":{"$ref":"#/$defs/address","description":"Where the named one lives."}`,
+				`"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}]`,
+				`"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]}`,
+				`"x-mcp-header":"Region"`}},
 		{"completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "test_prompt_with_arguments"},
 			"argument": map[string]any{"name": "arg1", "value": "testV"}},
 			[]string{`"values":["testValue1","testValue2"]`}},
@@ -356,9 +362,24 @@ func expectedFailures(t *testing.T) map[string]map[string]string {
 	return out
 }
 
-// conformanceCLI is the suite's command line, run with the Node found.
+// The two pinned versions of the suite (tests/conformance/package.json):
+// 0.1.16 runs every server scenario of the 2025-11-25 generation in each
+// session mode; 0.2.0-alpha.12, installed under the npm alias
+// conformance-0.2, runs the frozen 2026-07-28 requirements.
+const (
+	suite01 = "@modelcontextprotocol/conformance"
+	suite02 = "conformance-0.2"
+)
+
+// conformanceCLI is the 0.1.16 suite's command line, run with the Node
+// found.
 func conformanceCLI(ctx context.Context, env nodeSetup, args ...string) *exec.Cmd {
-	bin := filepath.Join(env.dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	return suiteCLI(ctx, env, suite01, args...)
+}
+
+// suiteCLI is the command line of the suite installed as pkg.
+func suiteCLI(ctx context.Context, env nodeSetup, pkg string, args ...string) *exec.Cmd {
+	bin := filepath.Join(env.dir, "node_modules", filepath.FromSlash(pkg), "dist", "index.js")
 	return exec.CommandContext(ctx, env.node, append([]string{bin}, args...)...)
 }
 
@@ -387,14 +408,21 @@ func serverScenarios(t *testing.T, env nodeSetup) []string {
 // : and . replaced by ->, into its scenario.
 var resultDirRE = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`)
 
-// runConformance runs every server scenario (pending ones included) and
-// returns the results by scenario.
+// runConformance runs every server scenario of the 0.1.16 suite (pending
+// ones included) and returns the results by scenario.
 func runConformance(t *testing.T, env nodeSetup, url string) map[string]scenarioResult {
+	t.Helper()
+	return runSuite(t, env, suite01, "--url", url, "--suite", "all")
+}
+
+// runSuite runs the server scenarios of the suite installed as pkg that
+// args select and returns the results by scenario.
+func runSuite(t *testing.T, env nodeSetup, pkg string, args ...string) map[string]scenarioResult {
 	t.Helper()
 	outDir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := conformanceCLI(ctx, env, "server", "--url", url, "--suite", "all", "--output-dir", outDir)
+	cmd := suiteCLI(ctx, env, pkg, append(append([]string{"server"}, args...), "--output-dir", outDir)...)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	// The exit status only says whether something failed; the per-scenario
@@ -533,6 +561,97 @@ func TestConformanceSuite(t *testing.T) {
 			t.Logf("session mode %s: %d scenarios, %d deviations, expected failures: %v", mode, len(scenarios), len(problems), failed)
 		})
 	}
+}
+
+// requirements2026 is what the 0.2 suite's frozen list for 2026-07-28
+// (requirements/2026-07-28.yaml in its package) says of server scenarios.
+type requirements2026 struct {
+	scored    []string // conformance requires every one to pass
+	notScored []string // run and reported, never counted (extension, pending)
+}
+
+// loadRequirements2026 reads the frozen list from the installed package,
+// so the test holds fluxgit to exactly what the pinned suite requires.
+func loadRequirements2026(t *testing.T, env nodeSetup) requirements2026 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(env.dir, "node_modules", suite02, "requirements", "2026-07-28.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Server    []string `yaml:"server"`
+		NotScored []struct {
+			Scenario string `yaml:"scenario"`
+			Leg      string `yaml:"leg"`
+		} `yaml:"not_scored"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("requirements/2026-07-28.yaml: %v", err)
+	}
+	req := requirements2026{scored: doc.Server}
+	for _, n := range doc.NotScored {
+		if n.Leg == "server" {
+			req.notScored = append(req.notScored, n.Scenario)
+		}
+	}
+	if len(req.scored) == 0 {
+		t.Fatal("requirements/2026-07-28.yaml lists no scored server scenarios")
+	}
+	return req
+}
+
+// expectedFailures2026 reads tests/conformance/expected-failures-2026-07-28.yaml:
+// the not-scored scenarios known to fail, each with its reason. A scored
+// scenario may not be listed: conformance needs all of them.
+func expectedFailures2026(t *testing.T, req requirements2026) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(conformanceDir, "expected-failures-2026-07-28.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]string
+	if err := yaml.Unmarshal(b, &out); err != nil {
+		t.Fatalf("expected-failures-2026-07-28.yaml: %v", err)
+	}
+	for scenario, reason := range out {
+		switch {
+		case strings.TrimSpace(reason) == "":
+			t.Errorf("expected-failures-2026-07-28.yaml: %s has no reason; every entry says why it fails", scenario)
+		case slices.Contains(req.scored, scenario):
+			t.Errorf("expected-failures-2026-07-28.yaml: %s is scored for 2026-07-28 and must pass; it cannot be an expected failure", scenario)
+		case !slices.Contains(req.notScored, scenario):
+			t.Errorf("expected-failures-2026-07-28.yaml: %s is not a server scenario of the 2026-07-28 requirements; remove it", scenario)
+		}
+	}
+	return out
+}
+
+// TestConformance2026 runs the 0.2 suite's 2026-07-28 requirements
+// (`server --requirements 2026-07-28`) against fluxgit in its default
+// session mode. The session mode only changes how legacy requests are
+// served; every scenario here speaks 2026-07-28, so one mode covers them.
+// Every scored scenario must pass; the not-scored ones (extensions,
+// pending) are held to expected-failures-2026-07-28.yaml, and a listed
+// one that passes fails the test.
+func TestConformance2026(t *testing.T) {
+	env := requireNode(t)
+	req := loadRequirements2026(t, env)
+	want := expectedFailures2026(t, req)
+	start := time.Now()
+	results := runSuite(t, env, suite02, "--url", startConformanceServer(t, "auto"), "--requirements", "2026-07-28")
+	all := append(slices.Clone(req.scored), req.notScored...)
+	failed, problems := compareConformance(all, results, want)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	passed := 0
+	for _, s := range req.scored {
+		if r, ok := results[s]; ok && r.passed() {
+			passed++
+		}
+	}
+	t.Logf("2026-07-28 requirements in %s: %d/%d scored scenarios pass; not scored: %d run, expected failures: %v",
+		time.Since(start).Round(time.Millisecond), passed, len(req.scored), len(req.notScored), failed)
 }
 
 // tsClientReport is what tests/conformance/tsclient.mjs prints.

@@ -109,7 +109,13 @@ func TestHeaderHelpers(t *testing.T) {
 		{"repo.status", "repo.status", true},
 		{"=?base64?SGVsbG8sIOS4lueVjA==?=", "Hello, 世界", true},
 		{"=?base64?!!?=", "", false},
-		{"=?base64?SGVsbG8", "", false},
+		// SEP-2243: Base64 only with both sentinel ends, and strictly
+		// padded; any other value is literal.
+		{"=?base64?SGVsbG8", "=?base64?SGVsbG8", true},
+		{"SGVsbG8=?=", "SGVsbG8=?=", true},
+		{"=?base64?SGVsbG8=?=", "Hello", true},
+		{"=?base64?SGVsbG8?=", "", false},
+		{"=?base64?SGVs!!!bG8=?=", "", false},
 	} {
 		if got, ok := decodeHeaderValue(c.in); got != c.want || ok != c.ok {
 			t.Errorf("decode %q = %q %v", c.in, got, ok)
@@ -345,5 +351,41 @@ func TestInFlightLimit(t *testing.T) {
 	waitFor(t, func() bool { return h.Stats().OneShots == 0 })
 	if r3, body := do(t, http.MethodPost, ts.URL+DefaultPath, ping, map[string]string{headerVersion: "2026-07-28", headerMethod: "server/discover"}); r3.StatusCode != 200 || !strings.Contains(body, "supportedVersions") {
 		t.Fatalf("after: %d %s", r3.StatusCode, body)
+	}
+}
+
+// SEP-2243: each argument a tool mirrors (x-mcp-header) that the body
+// sets must come with its Mcp-Param-* header, equal after decoding.
+func TestCheckParamHeaders(t *testing.T) {
+	marks := mcp.ParamHeadersOf(json.RawMessage(`{"properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"}}}`))
+	for _, tc := range []struct {
+		name    string
+		args    string
+		headers map[string]string
+		want    string // in the refusal; "" accepts
+	}{
+		{"plain match", `{"region":"us-west1"}`, map[string]string{"Mcp-Param-Region": "us-west1"}, ""},
+		{"base64 match", `{"region":"Hello"}`, map[string]string{"Mcp-Param-Region": "=?base64?SGVsbG8=?="}, ""},
+		{"integer match", `{"region":"x","n":42}`, map[string]string{"Mcp-Param-Region": "x", "Mcp-Param-N": "42"}, ""},
+		{"lower-case header name", `{"region":"x"}`, map[string]string{"mcp-param-region": "x"}, ""},
+		{"null argument needs no header", `{"region":null}`, nil, ""},
+		{"absent argument needs no header", `{}`, nil, ""},
+		{"literal without the suffix", `{"region":"=?base64?SGVsbG8="}`, map[string]string{"Mcp-Param-Region": "=?base64?SGVsbG8="}, ""},
+		{"missing header", `{"region":"us-west1"}`, nil, "the Mcp-Param-Region header is required"},
+		{"mismatch", `{"region":"us-west1"}`, map[string]string{"Mcp-Param-Region": "eu-west1"}, "does not match"},
+		{"bad padding", `{"region":"Hello"}`, map[string]string{"Mcp-Param-Region": "=?base64?SGVsbG8?="}, "invalid =?base64?"},
+		{"bad characters", `{"region":"Hello"}`, map[string]string{"Mcp-Param-Region": "=?base64?SGVs!!!bG8=?="}, "invalid =?base64?"},
+		{"non-ASCII", `{"region":"é"}`, map[string]string{"Mcp-Param-Region": "é"}, "outside visible ASCII"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+			for k, v := range tc.headers {
+				r.Header.Set(k, v)
+			}
+			got := checkParamHeaders(r, marks, json.RawMessage(tc.args))
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -47,6 +47,8 @@ type probedParams struct {
 	Meta map[string]json.RawMessage `json:"_meta"`
 	Name *string                    `json:"name"`
 	URI  *string                    `json:"uri"`
+	// Arguments are a tools/call's, for its Mcp-Param-* headers.
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // accepts reads the Accept header: which response types the client takes.
@@ -115,7 +117,11 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	rawMetaVersion, modern := pp.Meta[metaVersionKey]
 
 	if modern {
-		if why := checkModernHeaders(r, hv, rawMetaVersion, p.Method, pp); why != "" {
+		why := checkModernHeaders(r, hv, rawMetaVersion, p.Method, pp)
+		if why == "" && p.Method == "tools/call" && pp.Name != nil && h.opts.Server != nil {
+			why = checkParamHeaders(r, h.opts.Server.ParamHeaders(*pp.Name), pp.Arguments)
+		}
+		if why != "" {
 			writeRPCError(w, http.StatusBadRequest, requestID(body), codeHeaderMismatch, why)
 			return
 		}
@@ -235,19 +241,60 @@ func checkModernHeaders(r *http.Request, hv string, rawMeta json.RawMessage, met
 	return ""
 }
 
+// checkParamHeaders holds the Mcp-Param-* headers of a tools/call against
+// its arguments (SEP-2243): each argument the tool mirrors (x-mcp-header)
+// that the body carries must come with its header, and the header,
+// decoded, must equal it; a header of a null or absent argument is not
+// expected.
+func checkParamHeaders(r *http.Request, marks []mcp.ParamHeader, arguments json.RawMessage) string {
+	for _, m := range marks {
+		header := "Mcp-Param-" + m.Name
+		want, inBody := m.ParamValue(arguments)
+		vals, present := r.Header[http.CanonicalHeaderKey(header)]
+		if !inBody {
+			continue
+		}
+		if !present || len(vals) == 0 {
+			return fmt.Sprintf("Header mismatch: the %s header is required when arguments.%s is set, and must equal it", header, strings.Join(m.Path, "."))
+		}
+		raw := strings.Trim(vals[0], " \t")
+		if !validHeaderValue(raw) {
+			return "Header mismatch: the " + header + " header has characters outside visible ASCII; send such a value as =?base64?…?="
+		}
+		got, ok := decodeHeaderValue(raw)
+		if !ok {
+			return "Header mismatch: the " + header + " header has an invalid =?base64?…?= value (standard Base64 with padding)"
+		}
+		if got != want {
+			return fmt.Sprintf("Header mismatch: %s %q does not match the body's arguments.%s %q", header, got, strings.Join(m.Path, "."), want)
+		}
+	}
+	return ""
+}
+
+// validHeaderValue reports whether a header value holds only visible
+// ASCII and inner spaces or tabs, as SEP-2243 requires of a plain value.
+func validHeaderValue(v string) bool {
+	for _, c := range []byte(v) {
+		if (c < 0x20 && c != '\t') || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
-// decodeHeaderValue undoes the transport's =?base64?…?= sentinel.
+// decodeHeaderValue undoes the transport's =?base64?…?= sentinel
+// (SEP-2243): a value that both starts with =?base64? and ends with ?= is
+// standard Base64 with padding; any other value is literal, even one
+// with only the prefix or only the suffix.
 func decodeHeaderValue(v string) (string, bool) {
-	inner, ok := strings.CutPrefix(v, "=?base64?")
-	if !ok {
+	const prefix, suffix = "=?base64?", "?="
+	if len(v) < len(prefix)+len(suffix) || !strings.HasPrefix(v, prefix) || !strings.HasSuffix(v, suffix) {
 		return v, true
 	}
-	inner, ok = strings.CutSuffix(inner, "?=")
-	if !ok {
-		return "", false
-	}
-	b, err := base64.StdEncoding.DecodeString(inner)
+	b, err := base64.StdEncoding.Strict().DecodeString(v[len(prefix) : len(v)-len(suffix)])
 	if err != nil {
 		return "", false
 	}

@@ -43,7 +43,7 @@ type parked struct {
 	client string
 
 	cancel context.CancelFunc
-	inputs chan input    // client requests from the provider
+	inputs chan []input  // batches of client requests from the provider
 	done   chan struct{} // closed when the provider call returned
 	res    *wire.Result  // set before done is closed
 	err    error
@@ -63,7 +63,61 @@ type input struct {
 	answer func(context.Context, *wire.Answer) error
 }
 
-func (in input) key() string { return "q" + strconv.FormatUint(in.req.ID, 10) }
+// key is the question's inputRequests key: the provider's own name for
+// it when it gave one that is free, one made from its id otherwise.
+func (in input) key(taken map[string]input) string {
+	if k := in.req.Key; k != "" {
+		if _, dup := taken[k]; !dup {
+			return k
+		}
+	}
+	return "q" + strconv.FormatUint(in.req.ID, 10)
+}
+
+// inputResponses reads params.inputResponses: absent is no answers; it
+// must otherwise be an object whose every value is an object (the
+// client's result for that key).
+func inputResponses(p params) (map[string]json.RawMessage, error) {
+	raw, ok := p["inputResponses"]
+	if !ok {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return nil, refuseParams("params.inputResponses must be an object mapping each inputRequests key to the client's result for it; leave it out when answering nothing")
+	}
+	for k, v := range m {
+		v = bytes.TrimSpace(v)
+		if len(v) == 0 || v[0] != '{' {
+			return nil, refuseParams(fmt.Sprintf("params.inputResponses[%q] must be the client's result object for that request (an ElicitResult, CreateMessageResult or ListRootsResult)", k))
+		}
+	}
+	return m, nil
+}
+
+// answerFits reports whether a client's answer has the shape of a result
+// of method; an answer that does not is treated as missing, and the
+// question is asked again.
+func answerFits(method string, raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return false
+	}
+	switch method {
+	case wire.MethodElicitation:
+		var action string
+		_ = json.Unmarshal(m["action"], &action)
+		return action == "accept" || action == "decline" || action == "cancel"
+	case wire.MethodSampling:
+		var role string
+		_ = json.Unmarshal(m["role"], &role)
+		return role != "" && len(m["content"]) > 0
+	case wire.MethodListRoots:
+		var roots []json.RawMessage
+		return json.Unmarshal(m["roots"], &roots) == nil && roots != nil
+	}
+	return false
+}
 
 type parkedTable struct {
 	mu    sync.Mutex
@@ -80,14 +134,18 @@ func newToken() string {
 // questions. It returns the provider's result, or (input != nil) an
 // input_required result to send instead.
 func (s *Server) callWithInput(ctx context.Context, rq *request, tool *catalog.Tool, call *wire.Call, p params) (*wire.Result, json.RawMessage, error) {
-	var (
-		pc  *parked
-		err error
-	)
+	responses, err := inputResponses(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	var pc *parked
 	if raw, ok := p["requestState"]; ok && string(raw) != "null" {
-		pc, err = s.resume(rq, tool, call, p)
+		pc, err = s.resume(rq, tool, call, p, responses)
 	} else {
-		pc, err = s.park(rq, tool, call, p)
+		// A first call may already carry answers to questions the tool
+		// names (SamplingRequest.Key and the like): they answer those
+		// questions without a round trip.
+		pc, err = s.park(rq, tool, call, p, responses)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -96,14 +154,18 @@ func (s *Server) callWithInput(ctx context.Context, rq *request, tool *catalog.T
 }
 
 // park starts the provider call detached from this request, so it can
-// outlive it while the client answers.
-func (s *Server) park(rq *request, tool *catalog.Tool, call *wire.Call, p params) (*parked, error) {
+// outlive it while the client answers. preset are answers the client sent
+// with the first call, by the provider's question keys.
+func (s *Server) park(rq *request, tool *catalog.Tool, call *wire.Call, p params, preset map[string]json.RawMessage) (*parked, error) {
 	callCtx, cancel := context.WithCancel(s.ctx)
 	pc := &parked{token: newToken(), tool: tool.Name, args: call.Arguments, client: rq.gen.client.Name,
-		cancel: cancel, inputs: make(chan input, 4), done: make(chan struct{}), pending: map[string]input{},
+		cancel: cancel, inputs: make(chan []input, 4), done: make(chan struct{}), pending: map[string]input{},
 		start: time.Now(), argsIn: p["arguments"]}
 	pc.leg = rq
 	pc.detach = context.AfterFunc(rq.ctx, cancel)
+	// Events arrive in order on the provider call's goroutine, so the
+	// batch being gathered needs no lock.
+	var batch []input
 	events := func(ev wire.Event, answer func(context.Context, *wire.Answer) error) {
 		if ev.Request == nil {
 			pc.mu.Lock()
@@ -112,13 +174,24 @@ func (s *Server) park(rq *request, tool *catalog.Tool, call *wire.Call, p params
 			leg.events(ev, answer)
 			return
 		}
-		if fail := rq.checkCapability(ev.Request.Method); fail != nil {
-			go func() { _ = answer(callCtx, &wire.Answer{RequestID: ev.Request.ID, Failure: fail}) }()
-			return
+		cr := ev.Request
+		if fail := rq.checkCapability(cr.Method); fail != nil {
+			go func() { _ = answer(callCtx, &wire.Answer{RequestID: cr.ID, Failure: fail}) }()
+		} else if res, ok := preset[cr.Key]; ok && cr.Key != "" && answerFits(cr.Method, res) {
+			delete(preset, cr.Key)
+			go func() { _ = answer(callCtx, &wire.Answer{RequestID: cr.ID, Result: res}) }()
+		} else {
+			batch = append(batch, input{req: cr, answer: answer})
 		}
-		select {
-		case pc.inputs <- input{req: ev.Request, answer: answer}:
-		case <-callCtx.Done():
+		if cr.More {
+			return // the rest of the batch follows at once
+		}
+		if len(batch) > 0 {
+			select {
+			case pc.inputs <- batch:
+			case <-callCtx.Done():
+			}
+			batch = nil
 		}
 	}
 	go func() {
@@ -130,7 +203,7 @@ func (s *Server) park(rq *request, tool *catalog.Tool, call *wire.Call, p params
 
 // resume finds the parked call a retry names, checks the retry is the
 // same call, and hands the client's answers to the provider.
-func (s *Server) resume(rq *request, tool *catalog.Tool, call *wire.Call, p params) (*parked, error) {
+func (s *Server) resume(rq *request, tool *catalog.Tool, call *wire.Call, p params, responses map[string]json.RawMessage) (*parked, error) {
 	var token string
 	if json.Unmarshal(p["requestState"], &token) != nil {
 		return nil, refuseParams("params.requestState must be the string an input_required result returned")
@@ -151,23 +224,15 @@ func (s *Server) resume(rq *request, tool *catalog.Tool, call *wire.Call, p para
 		pc.cancel()
 		return nil, refuseParams("params.requestState belongs to a different call: a retry must repeat the tool name and arguments of the call that returned it")
 	}
-	var responses map[string]json.RawMessage
-	if raw, ok := p["inputResponses"]; ok && string(raw) != "null" {
-		if json.Unmarshal(raw, &responses) != nil {
-			pc.cancel()
-			return nil, refuseParams("params.inputResponses must be an object mapping each inputRequests key to the client's result")
-		}
-	}
 	pc.mu.Lock()
-	for k := range responses {
-		if _, ok := pc.pending[k]; !ok {
-			pc.mu.Unlock()
-			pc.cancel()
-			return nil, refuseParams(fmt.Sprintf("params.inputResponses has key %q, which the input_required result did not ask; answer only its inputRequests keys", k))
-		}
-	}
+	// Answers to questions not asked are ignored, as MCP asks of
+	// information a server does not recognise; an answer of the wrong
+	// shape leaves its question unanswered, to be asked again.
 	for k, res := range responses {
-		in := pc.pending[k]
+		in, ok := pc.pending[k]
+		if !ok || !answerFits(in.req.Method, res) {
+			continue
+		}
 		delete(pc.pending, k)
 		go func() { _ = in.answer(s.ctx, &wire.Answer{RequestID: in.req.ID, Result: res}) }()
 	}
@@ -191,8 +256,8 @@ func (s *Server) await(ctx context.Context, rq *request, pc *parked) (*wire.Resu
 	case <-pc.done:
 		rq.finish()
 		return pc.res, nil, pc.err
-	case in := <-pc.inputs:
-		return nil, s.inputRequired(rq, pc, &in), nil
+	case batch := <-pc.inputs:
+		return nil, s.inputRequired(rq, pc, batch), nil
 	case <-ctx.Done():
 		pc.cancel()
 		<-pc.done
@@ -202,16 +267,18 @@ func (s *Server) await(ctx context.Context, rq *request, pc *parked) (*wire.Resu
 }
 
 // inputRequired parks pc and renders the input_required result.
-func (s *Server) inputRequired(rq *request, pc *parked, in *input) json.RawMessage {
+func (s *Server) inputRequired(rq *request, pc *parked, batch []input) json.RawMessage {
 	pc.mu.Lock()
-	if in != nil {
-		pc.pending[in.key()] = *in
+	for _, in := range batch {
+		pc.pending[in.key(pc.pending)] = in
 	}
 	// More questions may be waiting already: ask them in the same round.
 	for more := true; more; {
 		select {
 		case next := <-pc.inputs:
-			pc.pending[next.key()] = next
+			for _, in := range next {
+				pc.pending[in.key(pc.pending)] = in
+			}
 		default:
 			more = false
 		}

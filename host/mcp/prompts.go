@@ -141,9 +141,16 @@ func (s *Server) promptsGet(ctx context.Context, rq *request, p params) (json.Ra
 			messages = append(messages, map[string]any{"role": m.Role, "content": map[string]any{"type": "text", "text": m.Text}})
 		}
 	} else {
-		res, err := s.opts.Providers.GetPrompt(ctx, pr.Provider, &wire.PromptRequest{Name: name, Arguments: args, Meta: rq.meta(s.opts.Roots.Roots)})
+		res, input, err := s.promptWithInput(ctx, rq, pr.Provider, &wire.PromptRequest{Name: name, Arguments: args, Meta: rq.meta(s.opts.Roots.Roots)}, p)
 		if err != nil {
+			var re *rpcError
+			if errors.As(err, &re) {
+				return nil, re
+			}
 			return nil, s.providerError(ctx, err, rq.gen, pr.Provider)
+		}
+		if input != nil {
+			return input, nil
 		}
 		if res.Description != "" {
 			description = res.Description

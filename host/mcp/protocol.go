@@ -72,9 +72,14 @@ type generation struct {
 type clientCaps struct {
 	sampling    bool
 	elicitation bool
+	roots       bool
 	// ui: the client renders MCP Apps views (declaresUI).
 	ui bool
 }
+
+// any reports whether the client can answer any question a provider may
+// put to it.
+func (c clientCaps) any() bool { return c.sampling || c.elicitation || c.roots }
 
 // parseClientCaps reads the capabilities a client declared. A capability
 // counts when its member is present and is an object, as the MCP schema
@@ -84,7 +89,7 @@ func parseClientCaps(m map[string]json.RawMessage) clientCaps {
 		raw := bytes.TrimSpace(m[k])
 		return len(raw) > 0 && raw[0] == '{'
 	}
-	return clientCaps{sampling: isObject("sampling"), elicitation: isObject("elicitation"), ui: declaresUI(m)}
+	return clientCaps{sampling: isObject("sampling"), elicitation: isObject("elicitation"), roots: isObject("roots"), ui: declaresUI(m)}
 }
 
 // progressToken returns the request's progress token when it is a string

@@ -46,7 +46,7 @@ type request struct {
 func (rq *request) meta(roots []string) wire.Meta {
 	m := wire.Meta{ClientName: rq.gen.client.Name, ClientVersion: rq.gen.client.Version, AllowedRoots: roots,
 		Progress: rq.gen.progressToken != nil, LogLevel: rq.gen.logLevel,
-		Client: wire.ClientCaps{Sampling: rq.gen.caps.sampling, Elicitation: rq.gen.caps.elicitation}}
+		Client: wire.ClientCaps{Sampling: rq.gen.caps.sampling, Elicitation: rq.gen.caps.elicitation, Roots: rq.gen.caps.roots}}
 	if rq.sess != nil {
 		m.RequestID = string(rq.sess.originalID(rq.id))
 	}
@@ -208,6 +208,8 @@ func (rq *request) checkCapability(method string) *wire.Failure {
 		ok, cap = rq.gen.caps.sampling, "sampling"
 	case wire.MethodElicitation:
 		ok, cap = rq.gen.caps.elicitation, "elicitation"
+	case wire.MethodListRoots:
+		ok, cap = rq.gen.caps.roots, "roots"
 	default:
 		return &wire.Failure{Kind: wire.KindInternal, Message: "providers may not send " + method + " to the client"}
 	}

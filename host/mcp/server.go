@@ -97,6 +97,12 @@ type Server struct {
 	watches  map[string]*watch // provider name
 
 	parkedCalls parkedTable // modern calls waiting for client input
+	// stateKey signs the requestState of prompts that ask for input
+	// (promptinput.go); it lives as long as the process.
+	stateKey []byte
+
+	paramMu      sync.Mutex
+	paramHeaders map[string][]ParamHeader // by tool, computed on first use
 }
 
 // New builds a Server. Close releases what it started.
@@ -108,7 +114,8 @@ func New(opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{opts: opts, log: log, ctx: ctx, cancel: cancel,
 		sessions: map[*Session]struct{}{}, watches: map[string]*watch{},
-		parkedCalls: parkedTable{calls: map[string]*parked{}}}
+		parkedCalls: parkedTable{calls: map[string]*parked{}}, stateKey: newStateKey(),
+		paramHeaders: map[string][]ParamHeader{}}
 }
 
 // instructions describes only what this server serves: the write

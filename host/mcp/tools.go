@@ -164,7 +164,7 @@ func (s *Server) toolsCall(ctx context.Context, rq *request, p params) (res json
 	call := &wire.Call{Tool: name, Arguments: argBytes, Meta: rq.meta(s.opts.Roots.Roots)}
 	rq.ctx = ctx
 	var pres *wire.Result
-	if rq.gen.modern && (rq.gen.caps.sampling || rq.gen.caps.elicitation) && rq.sess != nil {
+	if rq.gen.modern && rq.gen.caps.any() && rq.sess != nil {
 		// The modern generation asks the client through input_required
 		// results (see mrtr.go), which may span several requests.
 		var input json.RawMessage

@@ -103,31 +103,65 @@ func (s *Stream) close() {
 // Answer. A refused or failed request comes back as a *Failure; the wait
 // ends with ctx or with the call.
 func (s *Stream) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	// Request ids come from one counter per process, so the routing key
-	// stays unique even if two calls in flight carried the same call id.
-	id := s.srv.nextRequest.Add(1)
-	k := pendingKey{call: s.callID, request: id}
-	ch := make(chan *Answer, 1)
+	res, err := s.Ask(ctx, []Question{{Method: method, Params: params}})
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// Question is one client request of a batch put by Ask.
+type Question struct {
+	Method string
+	Params json.RawMessage
+	// Key names the question (ClientRequest.Key); empty lets the host
+	// choose.
+	Key string
+}
+
+// Ask puts a batch of questions to the client at once (a 2026-07-28
+// client gets them in one input_required round) and waits for every
+// answer, returned in the order asked. The first refused or failed
+// question ends the wait with its *Failure.
+func (s *Stream) Ask(ctx context.Context, qs []Question) ([]json.RawMessage, error) {
+	ids := make([]uint64, len(qs))
+	chans := make([]chan *Answer, len(qs))
 	s.srv.mu.Lock()
-	s.srv.pending[k] = ch
+	for i := range qs {
+		// Request ids come from one counter per process, so the routing
+		// key stays unique even if two calls in flight carried the same
+		// call id.
+		ids[i] = s.srv.nextRequest.Add(1)
+		chans[i] = make(chan *Answer, 1)
+		s.srv.pending[pendingKey{call: s.callID, request: ids[i]}] = chans[i]
+	}
 	s.srv.mu.Unlock()
 	defer func() {
 		s.srv.mu.Lock()
-		delete(s.srv.pending, k)
+		for _, id := range ids {
+			delete(s.srv.pending, pendingKey{call: s.callID, request: id})
+		}
 		s.srv.mu.Unlock()
 	}()
-	if err := s.Emit(Event{Request: &ClientRequest{ID: id, Method: method, Params: params}}); err != nil {
-		return nil, err
-	}
-	select {
-	case a := <-ch:
-		if a.Failure != nil {
-			return nil, a.Failure
+	for i, q := range qs {
+		cr := &ClientRequest{ID: ids[i], Method: q.Method, Params: q.Params, Key: q.Key, More: i < len(qs)-1}
+		if err := s.Emit(Event{Request: cr}); err != nil {
+			return nil, err
 		}
-		return a.Result, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
+	out := make([]json.RawMessage, len(qs))
+	for i, ch := range chans {
+		select {
+		case a := <-ch:
+			if a.Failure != nil {
+				return nil, a.Failure
+			}
+			out[i] = a.Result
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return out, nil
 }
 
 type pendingKey struct{ call, request uint64 }

@@ -52,6 +52,7 @@ type Meta struct {
 type ClientCaps struct {
 	Sampling    bool `json:"sampling,omitempty"`
 	Elicitation bool `json:"elicitation,omitempty"`
+	Roots       bool `json:"roots,omitempty"`
 }
 
 // Result is a tool's outcome. Exactly one of Data or Error is set.
@@ -156,6 +157,7 @@ type Log struct {
 const (
 	MethodSampling    = "sampling/createMessage"
 	MethodElicitation = "elicitation/create"
+	MethodListRoots   = "roots/list"
 )
 
 // ClientRequest asks the client something on the provider's behalf; the
@@ -165,6 +167,13 @@ type ClientRequest struct {
 	ID     uint64          `json:"id"`
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
+	// Key is the provider's name for the question: the key of the
+	// 2026-07-28 inputRequests and inputResponses maps. Empty lets the
+	// host choose one.
+	Key string `json:"key,omitempty"`
+	// More says another request of the same batch follows at once: the
+	// host puts them to a 2026-07-28 client in one input_required round.
+	More bool `json:"more,omitempty"`
 }
 
 // Answer is the host's reply to a ClientRequest: the client's result, or
@@ -205,12 +214,28 @@ type PromptRequest struct {
 	Name      string            `json:"name"`
 	Arguments map[string]string `json:"arguments"`
 	Meta      Meta              `json:"meta"`
+	// Inputs are the client's answers to the InputRequests of earlier
+	// renderings of this prompt, by key (optional: a provider that never
+	// asks never sees any).
+	Inputs map[string]json.RawMessage `json:"inputs,omitempty"`
 }
 
-// PromptResult is a rendered prompt.
+// PromptResult is a rendered prompt, or, when InputRequests is not
+// empty, the questions the prompt needs answered before it renders: the
+// host puts them to the client and asks the provider again with the
+// answers in PromptRequest.Inputs.
 type PromptResult struct {
-	Description string          `json:"description,omitempty"`
-	Messages    []PromptMessage `json:"messages"`
+	Description   string                  `json:"description,omitempty"`
+	Messages      []PromptMessage         `json:"messages"`
+	InputRequests map[string]InputRequest `json:"inputRequests,omitempty"`
+}
+
+// InputRequest is one question a prompt puts to the client: a
+// client request method (MethodElicitation, MethodSampling,
+// MethodListRoots) and its params.
+type InputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
 }
 
 // PromptMessage is one message of a rendered prompt; Content is an MCP

@@ -197,6 +197,10 @@ type ModelHint struct {
 // sampling/createMessage). The client, usually with its user, decides
 // whether and how to answer.
 type SamplingRequest struct {
+	// Key names the question for a 2026-07-28 client (the key of its
+	// inputRequests and inputResponses); empty lets the host choose one.
+	// A client may answer a named question up front, in the call itself.
+	Key              string            `json:"-"`
 	Messages         []SamplingMessage `json:"messages"`
 	SystemPrompt     string            `json:"systemPrompt,omitempty"`
 	MaxTokens        int               `json:"maxTokens"`
@@ -254,6 +258,8 @@ func (r *SamplingResult) UnmarshalJSON(b []byte) error {
 // ElicitRequest asks the client's user for input (MCP elicitation/create,
 // form mode).
 type ElicitRequest struct {
+	// Key names the question, as SamplingRequest.Key does.
+	Key string `json:"-"`
 	// Message tells the user what is being asked and why.
 	Message string `json:"message"`
 	// RequestedSchema is a flat JSON Schema object of primitive properties
@@ -277,19 +283,49 @@ type ElicitResult struct {
 	Content map[string]any `json:"content,omitempty"`
 }
 
+// RootsRequest asks the client for its roots (MCP roots/list): the
+// directories or files the person has shared with it.
+type RootsRequest struct {
+	// Key names the question, as SamplingRequest.Key does.
+	Key string `json:"-"`
+}
+
+// Root is one root the client shares: a file:// URI and an optional name.
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+}
+
+// RootsResult is the client's answer to a RootsRequest.
+type RootsResult struct {
+	Roots []Root `json:"roots"`
+}
+
+// Question is one question for Call.Ask: set exactly one field.
+type Question struct {
+	Elicit *ElicitRequest
+	Sample *SamplingRequest
+	Roots  *RootsRequest
+}
+
+// Answer is the client's answer to the Question at the same index: the
+// field matching the question is set.
+type Answer struct {
+	Elicit *ElicitResult
+	Sample *SamplingResult
+	Roots  *RootsResult
+}
+
 // Sample asks the client's model for a message. It needs the client's
 // sampling capability (Meta.Client.Sampling): without it the result is an
 // *Error of KindClientCapability, which a provider may return as is. It
 // blocks until the client answers, the host gives up, or ctx ends.
 func (c *Call) Sample(ctx context.Context, req *SamplingRequest) (*SamplingResult, error) {
-	if c == nil || c.events == nil || !c.Meta.Client.Sampling {
-		return nil, MissingCapability("sampling")
-	}
-	var out SamplingResult
-	if err := c.request(ctx, wire.MethodSampling, req, &out); err != nil {
+	a, err := c.Ask(ctx, Question{Sample: req})
+	if err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return a[0].Sample, nil
 }
 
 // Elicit asks the client's user for input. It needs the client's
@@ -297,31 +333,89 @@ func (c *Call) Sample(ctx context.Context, req *SamplingRequest) (*SamplingResul
 // is an *Error of KindClientCapability, which a provider may return as
 // is. It blocks until the user answers, the host gives up, or ctx ends.
 func (c *Call) Elicit(ctx context.Context, req *ElicitRequest) (*ElicitResult, error) {
-	if c == nil || c.events == nil || !c.Meta.Client.Elicitation {
-		return nil, MissingCapability("elicitation")
-	}
-	var out ElicitResult
-	if err := c.request(ctx, wire.MethodElicitation, req, &out); err != nil {
+	a, err := c.Ask(ctx, Question{Elicit: req})
+	if err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return a[0].Elicit, nil
 }
 
-func (c *Call) request(ctx context.Context, method string, params, out any) error {
-	b, err := wire.Marshal(params)
+// ListRoots asks the client for its roots. It needs the client's roots
+// capability (Meta.Client.Roots), like Sample needs sampling.
+func (c *Call) ListRoots(ctx context.Context, req *RootsRequest) (*RootsResult, error) {
+	a, err := c.Ask(ctx, Question{Roots: req})
 	if err != nil {
-		return fmt.Errorf("sdk: encode %s: %w", method, err)
+		return nil, err
 	}
-	res, err := c.events.stream.Request(ctx, method, b)
+	return a[0].Roots, nil
+}
+
+// Ask puts several questions to the client at once and waits for every
+// answer: a 2026-07-28 client gets them together in one input_required
+// round instead of one round each. Each question needs its client
+// capability; the first one missing fails the whole Ask before anything
+// is sent, with an *Error of KindClientCapability.
+func (c *Call) Ask(ctx context.Context, qs ...Question) ([]Answer, error) {
+	if len(qs) == 0 {
+		return nil, nil
+	}
+	wqs := make([]wire.Question, len(qs))
+	for i, q := range qs {
+		var (
+			method, key, capName string
+			has                  bool
+			params               any
+		)
+		switch {
+		case q.Elicit != nil && q.Sample == nil && q.Roots == nil:
+			method, key, params, capName = wire.MethodElicitation, q.Elicit.Key, q.Elicit, "elicitation"
+			has = c != nil && c.Meta.Client.Elicitation
+		case q.Sample != nil && q.Elicit == nil && q.Roots == nil:
+			method, key, params, capName = wire.MethodSampling, q.Sample.Key, q.Sample, "sampling"
+			has = c != nil && c.Meta.Client.Sampling
+		case q.Roots != nil && q.Elicit == nil && q.Sample == nil:
+			method, key, params, capName = wire.MethodListRoots, q.Roots.Key, struct{}{}, "roots"
+			has = c != nil && c.Meta.Client.Roots
+		default:
+			return nil, fmt.Errorf("sdk: question %d must set exactly one of Elicit, Sample and Roots", i)
+		}
+		if c == nil || c.events == nil || !has {
+			return nil, MissingCapability(capName)
+		}
+		b, err := wire.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("sdk: encode %s: %w", method, err)
+		}
+		wqs[i] = wire.Question{Method: method, Params: b, Key: key}
+	}
+	res, err := c.events.stream.Ask(ctx, wqs)
 	if err != nil {
 		var f *wire.Failure
 		if errors.As(err, &f) {
-			return &Error{Kind: ErrorKind(f.Kind), Message: f.Message, Details: f.Details, Data: f.Data}
+			return nil, &Error{Kind: ErrorKind(f.Kind), Message: f.Message, Details: f.Details, Data: f.Data}
 		}
-		return fmt.Errorf("sdk: %s: %w", method, err)
+		return nil, fmt.Errorf("sdk: ask the client: %w", err)
 	}
-	if err := json.Unmarshal(res, out); err != nil {
-		return fmt.Errorf("sdk: decode the client's %s answer: %w", method, err)
+	out := make([]Answer, len(qs))
+	for i, q := range qs {
+		var (
+			target any
+			method = wqs[i].Method
+		)
+		switch {
+		case q.Elicit != nil:
+			out[i].Elicit = &ElicitResult{}
+			target = out[i].Elicit
+		case q.Sample != nil:
+			out[i].Sample = &SamplingResult{}
+			target = out[i].Sample
+		default:
+			out[i].Roots = &RootsResult{}
+			target = out[i].Roots
+		}
+		if err := json.Unmarshal(res[i], target); err != nil {
+			return nil, fmt.Errorf("sdk: decode the client's %s answer: %w", method, err)
+		}
 	}
-	return nil
+	return out, nil
 }

@@ -1,5 +1,7 @@
 package sdk
 
+import "encoding/json"
+
 // PromptRequest asks a PromptProvider to render one of its prompts. The
 // host has checked Arguments against the prompt's spec (required ones
 // present, no unknown ones).
@@ -7,12 +9,36 @@ type PromptRequest struct {
 	Name      string
 	Arguments map[string]string
 	Meta      Meta
+	// Inputs are the client's answers to the questions an earlier
+	// rendering asked (PromptResult.Ask), by key, as JSON: decode them
+	// with Elicited, or json.Unmarshal into SamplingResult or RootsResult.
+	Inputs map[string]json.RawMessage
 }
 
-// PromptResult is a rendered prompt.
+// Elicited is the client's answer to the elicitation asked under key, if
+// it has arrived and is well formed.
+func (r *PromptRequest) Elicited(key string) (*ElicitResult, bool) {
+	raw, ok := r.Inputs[key]
+	if !ok {
+		return nil, false
+	}
+	var out ElicitResult
+	if json.Unmarshal(raw, &out) != nil || out.Action == "" {
+		return nil, false
+	}
+	return &out, true
+}
+
+// PromptResult is a rendered prompt, or the questions it needs answered
+// first. A prompt cannot block on the client as a tool call does (Call.Ask):
+// it returns Ask, keyed by the names it chooses, and is asked to render
+// again with the answers in PromptRequest.Inputs. Each question needs its
+// client capability (Meta.Client). When Ask is set, Description and
+// Messages are ignored.
 type PromptResult struct {
 	Description string
 	Messages    []PromptMessage
+	Ask         map[string]Question
 }
 
 // PromptMessage is one message of a rendered prompt: Text, or, when

@@ -86,6 +86,8 @@ type Meta struct {
 type ClientCapabilities struct {
 	Sampling    bool `json:"sampling,omitempty"`
 	Elicitation bool `json:"elicitation,omitempty"`
+	// Roots: Call.ListRoots needs it.
+	Roots bool `json:"roots,omitempty"`
 }
 
 // Result is what a tool returns. Exactly one of Data or Error is set.

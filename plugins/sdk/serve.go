@@ -152,12 +152,15 @@ func (h *handler) GetPrompt(ctx context.Context, req *wire.PromptRequest) (*wire
 	if !ok {
 		return nil, wire.ErrNotImplemented
 	}
-	res, err := pp.GetPrompt(ctx, &PromptRequest{Name: req.Name, Arguments: req.Arguments, Meta: fromWireMeta(req.Meta)})
+	res, err := pp.GetPrompt(ctx, &PromptRequest{Name: req.Name, Arguments: req.Arguments, Meta: fromWireMeta(req.Meta), Inputs: req.Inputs})
 	if err != nil {
 		return nil, toWire(err)
 	}
 	if res == nil {
 		return nil, nil
+	}
+	if len(res.Ask) > 0 {
+		return promptQuestions(req.Name, fromWireMeta(req.Meta), res.Ask)
 	}
 	out := &wire.PromptResult{Description: res.Description, Messages: make([]wire.PromptMessage, 0, len(res.Messages))}
 	total := 0
@@ -245,6 +248,39 @@ func fromWireMeta(m wire.Meta) Meta {
 	return Meta{
 		ClientName: m.ClientName, ClientVersion: m.ClientVersion, AllowedRoots: m.AllowedRoots,
 		RequestID: m.RequestID, Progress: m.Progress, LogLevel: Level(m.LogLevel),
-		Client: ClientCapabilities{Sampling: m.Client.Sampling, Elicitation: m.Client.Elicitation},
+		Client: ClientCapabilities{Sampling: m.Client.Sampling, Elicitation: m.Client.Elicitation, Roots: m.Client.Roots},
 	}
+}
+
+// promptQuestions turns a prompt's questions into the wire's input
+// requests, each under its own key and within the client's capabilities.
+func promptQuestions(name string, meta Meta, qs map[string]Question) (*wire.PromptResult, error) {
+	out := &wire.PromptResult{Messages: []wire.PromptMessage{}, InputRequests: make(map[string]wire.InputRequest, len(qs))}
+	for key, q := range qs {
+		var (
+			method  string
+			params  any
+			capName string
+			has     bool
+		)
+		switch {
+		case q.Elicit != nil && q.Sample == nil && q.Roots == nil:
+			method, params, capName, has = wire.MethodElicitation, q.Elicit, "elicitation", meta.Client.Elicitation
+		case q.Sample != nil && q.Elicit == nil && q.Roots == nil:
+			method, params, capName, has = wire.MethodSampling, q.Sample, "sampling", meta.Client.Sampling
+		case q.Roots != nil && q.Elicit == nil && q.Sample == nil:
+			method, params, capName, has = wire.MethodListRoots, struct{}{}, "roots", meta.Client.Roots
+		default:
+			return nil, fmt.Errorf("prompt %s question %q must set exactly one of Elicit, Sample and Roots", name, key)
+		}
+		if !has {
+			return nil, toWire(MissingCapability(capName))
+		}
+		b, err := wire.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("prompt %s: encode question %q: %w", name, key, err)
+		}
+		out.InputRequests[key] = wire.InputRequest{Method: method, Params: b}
+	}
+	return out, nil
 }

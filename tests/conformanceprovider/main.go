@@ -18,6 +18,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"sort"
 	"strings"
 	"time"
 
@@ -25,6 +26,28 @@ import (
 )
 
 const source = "conformance"
+
+// toolFunc and promptFunc serve fixtures kept in files of their own
+// (mrtr.go, stateless.go, ...), which register them in init.
+type (
+	toolFunc   func(context.Context, *sdk.Call) (*sdk.Result, error)
+	promptFunc func(context.Context, *sdk.PromptRequest) (*sdk.PromptResult, error)
+)
+
+var (
+	extraTools   = map[string]toolFunc{}
+	extraPrompts = map[string]promptFunc{}
+)
+
+// names lists a registry's keys, sorted.
+func names[T any](m map[string]T) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // conformance embeds a Broadcaster so test://watched-resource can be
 // subscribed to (resources-subscribe, resources-unsubscribe).
@@ -34,14 +57,14 @@ type conformance struct {
 
 func (*conformance) Describe() sdk.Description {
 	return sdk.Description{
-		Tools: []string{
+		Tools: append([]string{
 			"test_simple_text", "test_error_handling", "test_tool_with_logging", "test_tool_with_progress",
 			"test_sampling", "test_elicitation", "test_elicitation_sep1034_defaults",
 			"test_elicitation_sep1330_enums", "json_schema_2020_12_tool", "test_reconnection",
 			"test_image_content", "test_audio_content", "test_embedded_resource", "test_multiple_content_types",
-		},
+		}, names(extraTools)...),
 		Resources: []string{"test://static-text", "test://static-binary", "test://watched-resource", "test://template/{id}/data"},
-		Prompts:   []string{"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image"},
+		Prompts:   append([]string{"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image"}, names(extraPrompts)...),
 	}
 }
 
@@ -158,6 +181,9 @@ func (*conformance) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, err
 		}
 		return text("Reconnection test completed successfully", nil)
 	}
+	if fn, ok := extraTools[c.Tool]; ok {
+		return fn(ctx, c)
+	}
 	return nil, sdk.NotFound("unknown tool", c.Tool)
 }
 
@@ -252,7 +278,10 @@ func (*conformance) ReadResource(_ context.Context, uri string, _ sdk.Meta) (*sd
 	return nil, sdk.ErrResourceNotFound
 }
 
-func (*conformance) GetPrompt(_ context.Context, req *sdk.PromptRequest) (*sdk.PromptResult, error) {
+func (*conformance) GetPrompt(ctx context.Context, req *sdk.PromptRequest) (*sdk.PromptResult, error) {
+	if fn, ok := extraPrompts[req.Name]; ok {
+		return fn(ctx, req)
+	}
 	switch req.Name {
 	case "test_simple_prompt":
 		return &sdk.PromptResult{Messages: []sdk.PromptMessage{{Role: sdk.RoleUser, Text: "This is a simple prompt for testing."}}}, nil
