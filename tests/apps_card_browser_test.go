@@ -162,6 +162,15 @@ func TestAppsCardInBrowser(t *testing.T) {
 	}
 	modelText := result["content"].([]any)[0].(map[string]any)["text"].(string)
 	cardData := call("resources/read", map[string]any{"uri": "fluxgit://proposals/" + id + "/card"}, true)["contents"].([]any)[0].(map[string]any)["text"].(string)
+	var data struct {
+		Decide struct {
+			URL string `json:"url"`
+		} `json:"decide"`
+	}
+	if err := json.Unmarshal([]byte(cardData), &data); err != nil || data.Decide.URL == "" {
+		t.Fatalf("card data without decide.url (%v): %s", err, cardData)
+	}
+	decideURL := data.Decide.URL
 	t.Logf("operation.preview.merge result the model reads (o200k): %d tokens; card data only the view reads: %d tokens", o200kTokens(t, modelText), o200kTokens(t, cardData))
 	for _, w := range []string{"Files changed by the merge", "feat: cart", `"decide":`} {
 		if strings.Contains(modelText, w) {
@@ -252,8 +261,9 @@ func TestAppsCardInBrowser(t *testing.T) {
 	if len(links) != 1 {
 		t.Fatalf("the card has %d links, want one (to the approval page)", len(links))
 	}
-	if href := b.Script(`return arguments[0].href`, links[0]); href != "http://"+g.addr+"/" || regexp.MustCompile(`(?i)approve|reject|\?s=`).MatchString(fmt.Sprint(href)+links[0].Text()) {
-		t.Errorf("the card's link is %v (%q), want the plain approval page http://%s/ with no secret and no decision", href, links[0].Text(), g.addr)
+	href, _ := b.Script(`return arguments[0].href`, links[0]).(string)
+	if href != decideURL || !strings.HasPrefix(href, "http://"+g.addr+"/") || regexp.MustCompile(`(?i)approve|reject|\?s=|secret`).MatchString(href+links[0].Text()) {
+		t.Errorf("the card's link is %q (%q), want the card data's %q on the gateway http://%s/, with no secret and no decision", href, links[0].Text(), decideURL, g.addr)
 	}
 	links[0].Click()
 	if *updateScreenshot {
@@ -287,7 +297,7 @@ func TestAppsCardInBrowser(t *testing.T) {
 			t.Errorf("the view never sent %s (sent %v)", m, methods)
 		}
 	}
-	if opened := jsonOf(b.Script(`return window.__links`)); opened != `["http://`+g.addr+`/"]` {
+	if opened := jsonOf(b.Script(`return window.__links`)); opened != jsonOf([]string{decideURL}) {
 		t.Errorf("ui/open-link asked for %s, want the approval page", opened)
 	}
 	for _, e := range b.Logs() {

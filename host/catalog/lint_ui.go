@@ -3,10 +3,12 @@ package catalog
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/spec"
 )
 
 // RuleUIView: a tool's ui.resourceUri (MCP Apps) names no resource of the
-// layer that has a ui field, the ui:// scheme and the
+// layer or of the built-in spec that has a ui field, the ui:// scheme and the
 // text/html;profile=mcp-app MIME type; or a resource with ui.csp or
 // ui.prefersBorder (view settings) is not such a view. A host fetches the
 // named view with resources/read, so a dangling name breaks the inline
@@ -23,7 +25,16 @@ func (r *Resource) isView() bool {
 
 // views checks RuleUIView across the layer's tool and resource files.
 func (l *linter) views() {
+	// A layer is served on top of the built-in one, so a tool of any
+	// layer may name a built-in view.
 	views := map[string]bool{}
+	if base, err := loadLayerFast(spec.FS); err == nil {
+		for _, r := range base.Resources {
+			if r.isView() {
+				views[r.URI] = true
+			}
+		}
+	}
 	for _, file := range l.listing("resources") {
 		doc, err := l.src.doc(file)
 		o, ok := doc.(*object)
@@ -51,7 +62,7 @@ func (l *linter) views() {
 			ResourceURI string `json:"resourceUri"`
 		}
 		if json.Unmarshal(raw, &ui) == nil && ui.ResourceURI != "" && !views[ui.ResourceURI] {
-			l.add(file, RuleUIView, "ui.resourceUri %s names no view of this layer: add a resources/ file with that uri, mimeType %s and a ui field", ui.ResourceURI, UIViewMimeType)
+			l.add(file, RuleUIView, "ui.resourceUri %s names no view of this layer or the built-in spec: add a resources/ file with that uri, mimeType %s and a ui field", ui.ResourceURI, UIViewMimeType)
 		}
 	}
 }
