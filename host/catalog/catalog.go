@@ -80,6 +80,10 @@ type Tool struct {
 	ReadOnly bool
 	// Audit is the spec's audit field, DefaultAudit when the spec has none.
 	Audit Audit
+	// UI is the spec's ui field as compact JSON (resourceUri, visibility):
+	// the tool's MCP Apps view, served as _meta.ui only to clients that
+	// declare the io.modelcontextprotocol/ui extension. Empty: no view.
+	UI json.RawMessage `json:",omitempty"`
 	// InputSchema and OutputSchema are compact JSON with every $ref inlined
 	// (no $ref, no $defs), in the key order of the spec file, ready to be
 	// sent in tools/list; InputSchema as served leaves the informational
@@ -105,10 +109,6 @@ type Tool struct {
 	// default ResultEnvelope (omitted from the bundle so envelope tools
 	// need no entry).
 	Result string `json:",omitempty"`
-	// UI is the spec's ui field as compact JSON (resourceUri, visibility):
-	// the tool's MCP Apps view, served as _meta.ui only to clients that
-	// declare the io.modelcontextprotocol/ui extension. Empty: no view.
-	UI json.RawMessage `json:",omitempty"`
 
 	in, out, ref lazySchema
 }

@@ -41,6 +41,19 @@ func declaresUI(caps map[string]json.RawMessage) bool {
 	return slices.Contains(ui.MimeTypes, UIMimeType)
 }
 
+// uiListOffset separates the cached tools/list shapes with MCP Apps
+// metadata from those without: the key of a shape is its listVariant,
+// plus uiListOffset for a client that declared the extension.
+const uiListOffset = 1000
+
+// listKey is the cache key of tools/list shape v for generation g.
+func listKey(v int, g generation) int {
+	if g.caps.ui {
+		return v + uiListOffset
+	}
+	return v
+}
+
 // uiCapabilities adds the extension to the server capabilities when the
 // client declared it and the catalog has a tool with a view: the server
 // says it speaks the extension only to a client that does.

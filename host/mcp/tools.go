@@ -18,17 +18,13 @@ import (
 // listVariant names the three shapes a tool definition takes across
 // protocol versions; each is rendered once and reused.
 func listVariant(g generation) int {
-	v := 0
 	switch {
 	case g.structured():
-		v = 2
+		return 2
 	case g.annotations():
-		v = 1
+		return 1
 	}
-	if g.caps.ui {
-		v += 3 // the same shapes with the MCP Apps _meta (apps.go)
-	}
-	return v
+	return 0
 }
 
 func (s *Server) toolsList(g generation, p params) (json.RawMessage, error) {
@@ -36,7 +32,8 @@ func (s *Server) toolsList(g generation, p params) (json.RawMessage, error) {
 		return nil, err
 	}
 	v := listVariant(g)
-	if cached, ok := s.lists.Load(v); ok {
+	key := listKey(v, g)
+	if cached, ok := s.lists.Load(key); ok {
 		return cached.(json.RawMessage), nil
 	}
 	tools := make([]map[string]any, 0, len(s.opts.Catalog.Tools))
@@ -46,10 +43,10 @@ func (s *Server) toolsList(g generation, p params) (json.RawMessage, error) {
 			"description": t.Description,
 			"inputSchema": t.InputSchema,
 		}
-		if v%3 >= 1 {
+		if v >= 1 {
 			def["annotations"] = t.Annotations
 		}
-		if v%3 >= 2 {
+		if v >= 2 {
 			def["title"] = t.Title
 			def["outputSchema"] = t.OutputSchemaFor(s.opts.ReferenceShape)
 		}
@@ -62,7 +59,7 @@ func (s *Server) toolsList(g generation, p params) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.lists.Store(v, json.RawMessage(raw))
+	s.lists.Store(key, json.RawMessage(raw))
 	return raw, nil
 }
 
