@@ -109,6 +109,12 @@ type Tool struct {
 	// default ResultEnvelope (omitted from the bundle so envelope tools
 	// need no entry).
 	Result string `json:",omitempty"`
+	// TaskSupport is the spec's taskSupport: TaskOptional, TaskRequired,
+	// or empty for forbidden (omitted from the bundle like Result).
+	TaskSupport string `json:",omitempty"`
+	// TaskKeeper is the spec's taskKeeper: TaskKeeperProvider, or empty
+	// when the host keeps the tool's tasks.
+	TaskKeeper string `json:",omitempty"`
 
 	in, out, ref lazySchema
 }
@@ -139,6 +145,22 @@ const (
 	// shape of the server they reimplement.
 	ResultPlain = "plain"
 )
+
+// Task support levels and keepers a tool spec can name (taskSupport,
+// taskKeeper); see schemas/tool.schema.json.
+const (
+	TaskForbidden      = "forbidden"
+	TaskOptional       = "optional"
+	TaskRequired       = "required"
+	TaskKeeperProvider = "provider"
+)
+
+// Tasks reports whether a call of the tool may run as a task.
+func (t *Tool) Tasks() bool { return t.TaskSupport == TaskOptional || t.TaskSupport == TaskRequired }
+
+// HostTasks reports whether the host itself runs the tool's task calls
+// in the background (rather than relaying the provider's own tasks).
+func (t *Tool) HostTasks() bool { return t.Tasks() && t.TaskKeeper != TaskKeeperProvider }
 
 // Plain reports whether the tool's results skip the envelope.
 func (t *Tool) Plain() bool { return t.Result == ResultPlain }
@@ -530,6 +552,12 @@ func buildTool(file string, doc *object, in *inliner) (t *Tool, inErr, outErr er
 	}
 	if doc.str("result") == ResultPlain {
 		t.Result = ResultPlain
+	}
+	if ts := doc.str("taskSupport"); ts == TaskOptional || ts == TaskRequired {
+		t.TaskSupport = ts
+	}
+	if doc.str("taskKeeper") == TaskKeeperProvider {
+		t.TaskKeeper = TaskKeeperProvider
 	}
 	if n, ok := intValue(doc.vals["order"]); ok {
 		t.Order = n

@@ -49,6 +49,9 @@ type probedParams struct {
 	URI  *string                    `json:"uri"`
 	// Arguments are a tools/call's, for its Mcp-Param-* headers.
 	Arguments json.RawMessage `json:"arguments"`
+	// TaskID is params.taskId of tasks/get, tasks/update and tasks/cancel,
+	// which the Tasks extension mirrors into Mcp-Name for routing.
+	TaskID *string `json:"taskId"`
 }
 
 // accepts reads the Accept header: which response types the client takes.
@@ -221,6 +224,8 @@ func checkModernHeaders(r *http.Request, hv string, rawMeta json.RawMessage, met
 		want = pp.Name
 	case "resources/read":
 		want = pp.URI
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		want = pp.TaskID
 	default:
 		return ""
 	}

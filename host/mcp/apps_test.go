@@ -97,7 +97,7 @@ func TestUIMetadataOnlyForAppsClients(t *testing.T) {
 			if strings.Contains(tc.without.resources+tc.without.templates, "proposal-card") {
 				t.Errorf("the card resources are listed to a client without the extension")
 			}
-			if !strings.Contains(tc.with.caps, `"extensions":{"io.modelcontextprotocol/ui":{}}`) || strings.Contains(tc.without.caps, ExtensionUI) {
+			if !strings.Contains(tc.with.caps, `"io.modelcontextprotocol/ui":{}`) || strings.Contains(tc.without.caps, ExtensionUI) {
 				t.Errorf("server capabilities: with %s / without %s", tc.with.caps, tc.without.caps)
 			}
 		})

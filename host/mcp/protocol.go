@@ -75,6 +75,9 @@ type clientCaps struct {
 	roots       bool
 	// ui: the client renders MCP Apps views (declaresUI).
 	ui bool
+	// tasks: the request declared the Tasks extension
+	// (extensions["io.modelcontextprotocol/tasks"], 2026-07-28).
+	tasks bool
 }
 
 // any reports whether the client can answer any question a provider may
@@ -89,7 +92,16 @@ func parseClientCaps(m map[string]json.RawMessage) clientCaps {
 		raw := bytes.TrimSpace(m[k])
 		return len(raw) > 0 && raw[0] == '{'
 	}
-	return clientCaps{sampling: isObject("sampling"), elicitation: isObject("elicitation"), roots: isObject("roots"), ui: declaresUI(m)}
+	caps := clientCaps{sampling: isObject("sampling"), elicitation: isObject("elicitation"), roots: isObject("roots")}
+	if isObject("extensions") {
+		var ext map[string]json.RawMessage
+		if json.Unmarshal(m["extensions"], &ext) == nil {
+			raw := bytes.TrimSpace(ext[extTasks])
+			caps.tasks = len(raw) > 0 && raw[0] == '{'
+		}
+	}
+	caps.ui = declaresUI(m)
+	return caps
 }
 
 // progressToken returns the request's progress token when it is a string
@@ -132,10 +144,12 @@ func (g generation) structured() bool  { return g.modern || g.version >= V202506
 func (g generation) toolErrorsForArguments() bool { return g.modern || g.version >= V20251125 }
 
 // legacyOnly are methods the modern generation removed.
-var legacyOnly = []string{"initialize", "ping", "resources/subscribe", "resources/unsubscribe", "logging/setLevel", "notifications/initialized"}
+var legacyOnly = []string{"initialize", "ping", "resources/subscribe", "resources/unsubscribe", "logging/setLevel", "notifications/initialized",
+	// 2025-11-25 experimental tasks; the Tasks extension removed both.
+	"tasks/result", "tasks/list"}
 
 // modernOnly are methods the legacy generation does not have.
-var modernOnly = []string{"server/discover", "subscriptions/listen"}
+var modernOnly = []string{"server/discover", "subscriptions/listen", "tasks/update"}
 
 func isLegacyOnly(m string) bool { return slices.Contains(legacyOnly, m) }
 func isModernOnly(m string) bool { return slices.Contains(modernOnly, m) }

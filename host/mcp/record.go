@@ -80,11 +80,13 @@ func (s *Server) recordCall(ctx context.Context, rq *request, p params) (json.Ra
 	if res != nil {
 		err = nil // an argument refusal answered as a tool result
 	}
-	if refusal == nil && !rq.inputRequired {
+	if refusal == nil && !rq.inputRequired && !rq.taskCreated {
 		s.recordPresence(rq, p, res)
 	}
-	if s.opts.Recorder == nil || rq.inputRequired {
-		// A call waiting for client input is recorded when it ends.
+	if s.opts.Recorder == nil || rq.inputRequired || rq.taskRunning {
+		// A call waiting for client input, or running as a host-run task,
+		// is recorded when it ends; one a provider answered with its own
+		// task has ended as far as the host can tell.
 		return res, err
 	}
 	rec := CallRecord{Arguments: p["arguments"], ClientName: g.client.Name, ClientVersion: g.client.Version, Start: start}

@@ -37,6 +37,12 @@ type request struct {
 	// 2026-07-28 multi round-trip): resultType input_required, and the
 	// call is recorded when it ends, not now.
 	inputRequired bool
+	// taskCreated marks a reply that is a CreateTaskResult: resultType
+	// task, and the call is recorded when its task ends.
+	taskCreated bool
+	// taskRunning marks a host-run task's creation: the call goes on in
+	// the background and is recorded when its task ends.
+	taskRunning bool
 	// repoPath is the canonical repository the call named ("" when none),
 	// for the presence record (record.go).
 	repoPath string
@@ -199,23 +205,56 @@ func (rq *request) askClient(cr *wire.ClientRequest) (json.RawMessage, *wire.Fai
 // checkCapability refuses a client request the client did not declare it
 // can answer.
 func (rq *request) checkCapability(method string) *wire.Failure {
+	return capabilityRefusal(rq.gen.caps, method, rq.sess != nil)
+}
+
+// capabilityRefusal is checkCapability for a declared capability set;
+// connected is false when nothing could carry the question.
+func capabilityRefusal(caps clientCaps, method string, connected bool) *wire.Failure {
 	var (
 		ok  bool
 		cap string
 	)
 	switch method {
 	case wire.MethodSampling:
-		ok, cap = rq.gen.caps.sampling, "sampling"
+		ok, cap = caps.sampling, "sampling"
 	case wire.MethodElicitation:
-		ok, cap = rq.gen.caps.elicitation, "elicitation"
+		ok, cap = caps.elicitation, "elicitation"
 	case wire.MethodListRoots:
-		ok, cap = rq.gen.caps.roots, "roots"
+		ok, cap = caps.roots, "roots"
 	default:
 		return &wire.Failure{Kind: wire.KindInternal, Message: "providers may not send " + method + " to the client"}
 	}
-	if rq.sess == nil || !ok {
+	if !connected || !ok {
 		return &wire.Failure{Kind: wire.KindClientCapability, Message: "the client did not declare the " + cap + " capability",
 			Data: map[string]any{"requiredCapabilities": map[string]any{cap: map[string]any{}}}}
 	}
 	return nil
+}
+
+// askUnrelated sends a request to the client that relates to no request
+// in flight (a 2025-11-25 task's question: its tools/call has long been
+// answered) and waits for the answer, at most clientRequestTimeout.
+func (sess *Session) askUnrelated(ctx context.Context, method string, params any) (json.RawMessage, *wire.Failure) {
+	conn := sess.connection()
+	if conn == nil {
+		return nil, &wire.Failure{Kind: wire.KindUnavailable, Message: "no client connection"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, clientRequestTimeout)
+	defer cancel()
+	id := jsonrpc2.ID{Num: sess.nextOutgoing()}
+	w, err := conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	var res json.RawMessage
+	if err == nil {
+		err = w.Wait(ctx, &res)
+	}
+	if err == nil {
+		return res, nil
+	}
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) {
+		return nil, &wire.Failure{Kind: wire.KindUnavailable, Message: "the client refused " + method,
+			Details: je.Message, Data: map[string]any{"code": je.Code}}
+	}
+	return nil, &wire.Failure{Kind: wire.KindUnavailable, Message: method + " failed", Details: err.Error()}
 }

@@ -103,6 +103,7 @@ type Server struct {
 
 	paramMu      sync.Mutex
 	paramHeaders map[string][]ParamHeader // by tool, computed on first use
+	tasks        taskTable                // tasks (tasks.go)
 }
 
 // New builds a Server. Close releases what it started.
@@ -115,7 +116,7 @@ func New(opts Options) *Server {
 	return &Server{opts: opts, log: log, ctx: ctx, cancel: cancel,
 		sessions: map[*Session]struct{}{}, watches: map[string]*watch{},
 		parkedCalls: parkedTable{calls: map[string]*parked{}}, stateKey: newStateKey(),
-		paramHeaders: map[string][]ParamHeader{}}
+		paramHeaders: map[string][]ParamHeader{}, tasks: taskTable{tasks: map[string]*hostTask{}}}
 }
 
 // instructions describes only what this server serves: the write
@@ -234,7 +235,11 @@ func (s *Server) serverInfo(g generation) map[string]any {
 	return info
 }
 
-func (s *Server) capabilities() map[string]any {
+// capabilities are the server capabilities for a generation: modern
+// requests (server/discover) see the Tasks extension under extensions,
+// 2025-11-25 sessions the experimental tasks capability, older ones
+// neither.
+func (s *Server) capabilities(g generation) map[string]any {
 	caps := map[string]any{"tools": map[string]any{"listChanged": false},
 		// Providers' log lines reach the client once it asks for them.
 		"logging": map[string]any{}}
@@ -247,13 +252,20 @@ func (s *Server) capabilities() map[string]any {
 	if s.completions() {
 		caps["completions"] = map[string]any{}
 	}
+	switch {
+	case g.modern:
+		caps["extensions"] = map[string]any{extTasks: map[string]any{}}
+	case g.version == V20251125:
+		caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{},
+			"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
+	}
 	return caps
 }
 
 func (s *Server) discover(g generation) (json.RawMessage, error) {
 	return rpc.Marshal(map[string]any{
 		"supportedVersions": SupportedVersions,
-		"capabilities":      s.uiCapabilities(s.capabilities(), g),
+		"capabilities":      s.uiCapabilities(s.capabilities(generation{modern: true, version: V20260728}), g),
 		"instructions":      s.instructions(),
 	})
 }

@@ -295,7 +295,7 @@ func TestSubscriptionLimit(t *testing.T) {
 		p := map[string]any{"_meta": modernMeta, "notifications": map[string]any{"resourceSubscriptions": uris}}
 		raw, _ := json.Marshal(p)
 		pp, _ := decodeParams((*json.RawMessage)(&raw))
-		_, err := s.subscriptionsListen(ctx, jsonrpc2.ID{Num: 9}, pp)
+		_, err := s.subscriptionsListen(ctx, jsonrpc2.ID{Num: 9}, generation{modern: true, version: V20260728}, pp)
 		return err
 	}
 	err = listen([]string{uri(1000)})

@@ -423,7 +423,10 @@ func (sess *Session) route(ctx context.Context, req *jsonrpc2.Request) (json.Raw
 	case "completion/complete":
 		res, err = s.complete(ctx, rq, params)
 	case "subscriptions/listen":
-		res, err = sess.subscriptionsListen(ctx, req.ID, params)
+		res, err = sess.subscriptionsListen(ctx, req.ID, gen, params)
+	case "tasks/get", "tasks/update", "tasks/cancel", "tasks/result", "tasks/list":
+		rq.ctx = ctx
+		res, err = s.tasksMethod(ctx, rq, req.Method, params)
 	default:
 		return nil, methodNotFound(req.Method)
 	}
@@ -433,6 +436,9 @@ func (sess *Session) route(ctx context.Context, req *jsonrpc2.Request) (json.Raw
 	kv := []any{"resultType", "complete"}
 	if rq.inputRequired {
 		kv[1] = "input_required"
+	}
+	if rq.taskCreated {
+		kv[1] = "task"
 	}
 	if cacheable {
 		kv = append(kv, "ttlMs", 300000, "cacheScope", "public")
@@ -536,7 +542,7 @@ func (sess *Session) initialize(p params) (json.RawMessage, error) {
 	sess.mu.Unlock()
 	return rpc.Marshal(map[string]any{
 		"protocolVersion": g.version,
-		"capabilities":    s.uiCapabilities(s.capabilities(), g),
+		"capabilities":    s.uiCapabilities(s.capabilities(g), g),
 		"serverInfo":      s.serverInfo(g),
 		"instructions":    s.instructions(),
 	})

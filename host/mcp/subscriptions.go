@@ -37,6 +37,7 @@ type subscriptions struct {
 type listen struct {
 	subID json.RawMessage // the listen request's id, as the client sent it
 	uris  map[string]bool
+	tasks map[string]bool // task ids whose notifications/tasks it receives
 }
 
 type watch struct {
@@ -227,11 +228,12 @@ func (sess *Session) resourcesSubscribe(ctx context.Context, p params, on bool) 
 // subscriptionsListen serves a modern listen stream: acknowledge the
 // honoured subscriptions first, then deliver tagged notifications until the
 // client cancels the request.
-func (sess *Session) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, p params) (json.RawMessage, error) {
+func (sess *Session) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, g generation, p params) (json.RawMessage, error) {
 	s := sess.srv
 	var req struct {
 		Notifications *struct {
-			ResourceSubscriptions []string `json:"resourceSubscriptions"`
+			ResourceSubscriptions []string  `json:"resourceSubscriptions"`
+			TaskIDs               *[]string `json:"taskIds"`
 		} `json:"notifications"`
 	}
 	raw, _ := json.Marshal(p)
@@ -239,7 +241,23 @@ func (sess *Session) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, p 
 		return nil, invalidParams("params.notifications must be an object")
 	}
 	subID := sess.originalID(id)
-	l := &listen{subID: subID, uris: map[string]bool{}}
+	l := &listen{subID: subID, uris: map[string]bool{}, tasks: map[string]bool{}}
+	var taskIDs []string
+	if req.Notifications.TaskIDs != nil {
+		if err := tasksGate(g, "subscriptions/listen with notifications.taskIds"); err != nil {
+			return nil, err
+		}
+		rq := &request{sess: sess, gen: g, id: id, ctx: ctx}
+		taskIDs = []string{}
+		for _, tid := range *req.Notifications.TaskIDs {
+			// Only tasks the host runs can be followed: it learns of a
+			// provider-kept task's changes only when asked.
+			if t := s.tasks.get(tid); t != nil && t.provider == "" && t.visible(rq) && !l.tasks[tid] {
+				l.tasks[tid] = true
+				taskIDs = append(taskIDs, tid)
+			}
+		}
+	}
 	var honoured []string
 	owners := map[string]bool{}
 	for _, uri := range req.Notifications.ResourceSubscriptions {
@@ -285,12 +303,41 @@ func (sess *Session) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, p 
 		delete(sess.subs.listens, id)
 		sess.subs.mu.Unlock()
 	}()
+	ack := map[string]any{"resourceSubscriptions": honoured}
+	if taskIDs != nil {
+		ack["taskIds"] = taskIDs
+	}
 	sess.notifyFor(&id, "notifications/subscriptions/acknowledged", map[string]any{
 		"_meta":         map[string]any{metaSubscriptionID: subID},
-		"notifications": map[string]any{"resourceSubscriptions": honoured},
+		"notifications": ack,
 	})
 	<-ctx.Done()
 	// Ended by notifications/cancelled (no reply is sent for a cancelled
 	// request) or by the connection closing.
 	return nil, ctx.Err()
+}
+
+// taskChanged sends notifications/tasks, the task's full state, on every
+// listen stream of this session that named the task.
+func (sess *Session) taskChanged(t *hostTask) {
+	sess.subs.mu.Lock()
+	type tag struct {
+		id    jsonrpc2.ID
+		subID json.RawMessage
+	}
+	var tagged []tag
+	for id, l := range sess.subs.listens {
+		if l.tasks[t.id] {
+			tagged = append(tagged, tag{id, l.subID})
+		}
+	}
+	sess.subs.mu.Unlock()
+	if len(tagged) == 0 {
+		return
+	}
+	for _, tg := range tagged {
+		params := t.view(true, true)
+		params["_meta"] = map[string]any{metaSubscriptionID: tg.subID}
+		sess.notifyFor(&tg.id, "notifications/tasks", params)
+	}
 }

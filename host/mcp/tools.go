@@ -19,6 +19,9 @@ import (
 // protocol versions; each is rendered once and reused.
 func listVariant(g generation) int {
 	switch {
+	case !g.modern && g.version >= V20251125:
+		// execution.taskSupport (experimental tasks) exists only in 2025-11-25.
+		return 3
 	case g.structured():
 		return 2
 	case g.annotations():
@@ -49,6 +52,9 @@ func (s *Server) toolsList(g generation, p params) (json.RawMessage, error) {
 		if v >= 2 {
 			def["title"] = t.Title
 			def["outputSchema"] = t.OutputSchemaFor(s.opts.ReferenceShape)
+		}
+		if v >= 3 && t.Tasks() {
+			def["execution"] = map[string]any{"taskSupport": t.TaskSupport}
 		}
 		if m := uiMeta(t.UI); m != nil && g.caps.ui {
 			def["_meta"] = m
@@ -160,6 +166,15 @@ func (s *Server) toolsCall(ctx context.Context, rq *request, p params) (res json
 	}
 	call := &wire.Call{Tool: name, Arguments: argBytes, Meta: rq.meta(s.opts.Roots.Roots)}
 	rq.ctx = ctx
+	declared := taskDeclared(g, p)
+	call.Meta.Tasks = declared
+	switch {
+	case tool.TaskSupport == catalog.TaskRequired && !declared:
+		return nil, false, taskRequired(g, name)
+	case declared && tool.HostTasks():
+		res, err := s.startTask(rq, tool, call, p)
+		return res, false, err
+	}
 	var pres *wire.Result
 	if rq.gen.modern && rq.gen.caps.any() && rq.sess != nil {
 		// The modern generation asks the client through input_required
@@ -196,6 +211,11 @@ func (s *Server) toolsCall(ctx context.Context, rq *request, p params) (res json
 		// agent must check (operation.status) rather than propose again.
 		return nil, false, errorf(codeInternal, map[string]any{"provider": tool.Provider, "details": err.Error(), "retryable": tool.ReadOnly},
 			"Provider %s failed", tool.Provider)
+	}
+	if pres.Task != nil && declared {
+		// The provider answered with a task it keeps itself.
+		res, err = s.providerTask(rq, tool, p, pres.Task)
+		return res, false, err
 	}
 	res, err = s.toolResult(tool, g, repoPath, pres)
 	return res, pres.Error != nil, err

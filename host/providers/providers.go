@@ -421,3 +421,34 @@ func (m *Manager) WatchResources(ctx context.Context, name string, fn func(wire.
 	}
 	return err
 }
+
+// GetTask asks a provider for a task it keeps (sdk.TaskKeeper). A
+// *wire.Failure of kind not_found when it does not keep the id;
+// wire.ErrNotImplemented when it keeps no tasks.
+func (m *Manager) GetTask(ctx context.Context, name string, req *wire.TaskRequest) (*wire.Task, error) {
+	return once(ctx, m, name, func(c *wire.Client) (*wire.Task, error) { return c.GetTask(ctx, req) })
+}
+
+// CancelTask asks a provider to cancel a task it keeps. It is not
+// replayed on a fresh process: a cancel that reached the provider may have
+// taken effect.
+func (m *Manager) CancelTask(ctx context.Context, name string, req *wire.TaskRequest) (*wire.Task, error) {
+	p, err := m.client(name)
+	if err != nil {
+		return nil, err
+	}
+	return p.rpc.CancelTask(ctx, req)
+}
+
+// TaskKeepers lists the providers that keep durable tasks (their
+// Describe declared the capability), sorted; providers that cannot be
+// started are left out.
+func (m *Manager) TaskKeepers() []string {
+	var out []string
+	for _, n := range m.Names() {
+		if d, err := m.Description(n); err == nil && d.Capabilities.Tasks {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -123,6 +123,19 @@ func (c *Client) Complete(ctx context.Context, req *CompleteRequest) (*Completio
 	return unaryCall[Completion](ctx, c, "Complete", req)
 }
 
+// GetTask asks the provider for a task it keeps; a *Failure of
+// KindNotFound when it does not keep that id, ErrNotImplemented when it
+// keeps no tasks.
+func (c *Client) GetTask(ctx context.Context, req *TaskRequest) (*Task, error) {
+	return unaryCall[Task](ctx, c, "GetTask", req)
+}
+
+// CancelTask asks the provider to cancel a task it keeps and returns the
+// task's state afterwards.
+func (c *Client) CancelTask(ctx context.Context, req *TaskRequest) (*Task, error) {
+	return unaryCall[Task](ctx, c, "CancelTask", req)
+}
+
 // WatchResources streams change events into fn until ctx ends or the
 // provider closes the stream. ErrNotImplemented when the provider has none.
 func (c *Client) WatchResources(ctx context.Context, fn func(ResourceChange)) error {

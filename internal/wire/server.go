@@ -186,6 +186,8 @@ type serviceServer interface {
 	readResource(context.Context, *readRequest) (*reply[Resource], error)
 	getPrompt(context.Context, *PromptRequest) (*reply[PromptResult], error)
 	complete(context.Context, *CompleteRequest) (*reply[Completion], error)
+	getTask(context.Context, *TaskRequest) (*reply[Task], error)
+	cancelTask(context.Context, *TaskRequest) (*reply[Task], error)
 }
 
 func unaryHandler[Req, Resp any](fn func(serviceServer, context.Context, *Req) (*Resp, error), method string) grpc.MethodHandler {
@@ -219,6 +221,8 @@ var serviceDesc = grpc.ServiceDesc{
 		{MethodName: "ReadResource", Handler: unaryHandler(serviceServer.readResource, "ReadResource")},
 		{MethodName: "GetPrompt", Handler: unaryHandler(serviceServer.getPrompt, "GetPrompt")},
 		{MethodName: "Complete", Handler: unaryHandler(serviceServer.complete, "Complete")},
+		{MethodName: "GetTask", Handler: unaryHandler(serviceServer.getTask, "GetTask")},
+		{MethodName: "CancelTask", Handler: unaryHandler(serviceServer.cancelTask, "CancelTask")},
 	},
 	Streams: []grpc.StreamDesc{callStream, watchStream},
 }
@@ -289,6 +293,26 @@ func (s *server) getPrompt(ctx context.Context, r *PromptRequest) (*reply[Prompt
 
 func (s *server) complete(ctx context.Context, r *CompleteRequest) (*reply[Completion], error) {
 	return unary(ctx, "Complete", func() (*Completion, error) { return s.h.Complete(ctx, r) })
+}
+
+func (s *server) getTask(ctx context.Context, r *TaskRequest) (*reply[Task], error) {
+	return unary(ctx, "GetTask", func() (*Task, error) {
+		th, ok := s.h.(TaskHandler)
+		if !ok {
+			return nil, ErrNotImplemented
+		}
+		return th.GetTask(ctx, r)
+	})
+}
+
+func (s *server) cancelTask(ctx context.Context, r *TaskRequest) (*reply[Task], error) {
+	return unary(ctx, "CancelTask", func() (*Task, error) {
+		th, ok := s.h.(TaskHandler)
+		if !ok {
+			return nil, ErrNotImplemented
+		}
+		return th.CancelTask(ctx, r)
+	})
 }
 
 func callHandler(srv any, stream grpc.ServerStream) error {

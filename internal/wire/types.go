@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 )
 
 // Protocol is bumped whenever a message shape changes incompatibly. The
@@ -40,6 +41,9 @@ type Meta struct {
 	LogLevel string `json:"logLevel,omitempty"`
 	// Client lists the client capabilities the request may use.
 	Client ClientCaps `json:"client,omitempty"`
+	// Tasks is true when the client declared the Tasks extension for this
+	// request, so the provider may answer a call with a Task.
+	Tasks bool `json:"tasks,omitempty"`
 	// TraceParent and TraceState are the W3C trace context of the host's
 	// span for this call (empty when tracing is off), so the provider's
 	// spans join the host's trace.
@@ -69,6 +73,32 @@ type Result struct {
 	// it out, and their results render as before; the field is optional,
 	// so it does not change Protocol.
 	Content []Content `json:"content,omitempty"`
+	// Task is a provider-kept task the call created (only when Meta.Tasks
+	// was set); the host hands it to the client instead of a result.
+	// Optional like Content, so it does not change Protocol.
+	Task *Task `json:"task,omitempty"`
+}
+
+// Task is a task a provider keeps (durably) itself and answers for
+// through GetTask and CancelTask. Status is one of the Tasks extension's
+// states: working, input_required, completed, failed, cancelled.
+type Task struct {
+	ID             string     `json:"id"`
+	Status         string     `json:"status"`
+	StatusMessage  string     `json:"statusMessage,omitempty"`
+	Result         *Result    `json:"result,omitempty"`
+	Error          *ToolError `json:"error,omitempty"`
+	PollIntervalMs int        `json:"pollIntervalMs,omitempty"`
+	TTLMs          int64      `json:"ttlMs,omitempty"`
+	Tool           string     `json:"tool,omitempty"`
+	CreatedAt      time.Time  `json:"createdAt,omitzero"`
+	UpdatedAt      time.Time  `json:"updatedAt,omitzero"`
+}
+
+// TaskRequest names a provider-kept task for GetTask or CancelTask.
+type TaskRequest struct {
+	ID   string `json:"id"`
+	Meta Meta   `json:"meta"`
 }
 
 // ToolError is a domain error inside a tool result (isError:true).
@@ -206,6 +236,8 @@ type Capabilities struct {
 	Watch      bool `json:"watch,omitempty"`
 	Prompts    bool `json:"prompts,omitempty"`
 	Completion bool `json:"completion,omitempty"`
+	// Tasks: the provider keeps durable tasks (implements TaskHandler).
+	Tasks bool `json:"tasks,omitempty"`
 }
 
 // PromptRequest asks the owning provider to render a prompt. Arguments
@@ -273,6 +305,15 @@ const MaxCompletions = 100
 // EventFunc receives a call's events in order. answer replies to a
 // ClientRequest event; it may be called from any goroutine, later.
 type EventFunc func(ev Event, answer func(ctx context.Context, a *Answer) error)
+
+// TaskHandler is the optional provider side of provider-kept tasks. A
+// Handler that also implements it answers GetTask and CancelTask; one
+// that does not answers them with ErrNotImplemented. A *Failure of
+// KindNotFound means the provider does not keep that id.
+type TaskHandler interface {
+	GetTask(ctx context.Context, req *TaskRequest) (*Task, error)
+	CancelTask(ctx context.Context, req *TaskRequest) (*Task, error)
+}
 
 // ErrNotImplemented is returned for an optional capability the provider
 // does not have (a resource watch, prompts, completion).

@@ -6,8 +6,8 @@
 // error codes).
 //
 // A provider implements Provider, plus any of the optional interfaces
-// ResourceReader, ResourceWatcher, PromptProvider, Completer and
-// Describer; the host finds out which at start, so a new optional
+// ResourceReader, ResourceWatcher, PromptProvider, Completer, TaskKeeper
+// and Describer; the host finds out which at start, so a new optional
 // capability never breaks an existing provider. During a call it may
 // report progress (Call.Progress), log to the client (Call.Log) and ask
 // the client for a model completion or for user input (Call.Sample,
@@ -79,6 +79,11 @@ type Meta struct {
 	LogLevel Level `json:"logLevel,omitempty"`
 	// Client lists the client features a call may ask for.
 	Client ClientCapabilities `json:"client,omitempty"`
+	// Tasks is true when the client declared the Tasks extension
+	// (2026-07-28 io.modelcontextprotocol/tasks, or 2025-11-25
+	// experimental tasks) for this call, so CallTool may answer with a
+	// provider-kept task (Result.Task).
+	Tasks bool `json:"tasks,omitempty"`
 }
 
 // ClientCapabilities are the client features a provider may use through
@@ -121,6 +126,12 @@ type Result struct {
 	// an MCP version that lacks a block's type (audio before 2025-03-26,
 	// resource_link before 2025-06-18) gets a text note in its place.
 	Content []Content `json:"content,omitempty"`
+	// Task is set by CallTool when the call created a provider-kept task
+	// (only when Call.Meta.Tasks is true; the host ignores it otherwise).
+	// The client then receives the task instead of the result and follows
+	// it with tasks/get, which the host routes to the provider's
+	// TaskKeeper. Data, Error and the rest may stay empty.
+	Task *Task `json:"task,omitempty"`
 }
 
 // MaxContentBytes bounds the content blocks of one tool result, and of

@@ -75,6 +75,7 @@ func (h *handler) Describe(context.Context) (*wire.Description, error) {
 	_, d.Capabilities.Watch = h.p.(ResourceWatcher)
 	_, d.Capabilities.Prompts = h.p.(PromptProvider)
 	_, d.Capabilities.Completion = h.p.(Completer)
+	_, d.Capabilities.Tasks = h.p.(TaskKeeper)
 	return d, nil
 }
 
@@ -98,11 +99,88 @@ func (h *handler) call(ctx context.Context, c *wire.Call, s *wire.Stream) (*wire
 	if err := res.Validate(); err != nil {
 		return nil, fmt.Errorf("provider result for %s is invalid: %w", c.Tool, err)
 	}
-	out := &wire.Result{Source: res.Source, Data: res.Data, Text: res.Text, Fields: res.Fields, Content: contentToWire(res.Content)}
-	if res.Error != nil {
-		out.Error = &wire.ToolError{Code: res.Error.Code, Message: res.Error.Message, Data: res.Error.Data}
+	out := resultToWire(res)
+	if res.Task != nil {
+		if !c.Meta.Tasks {
+			// The client cannot follow a task: drop it rather than hand the
+			// host something it must not send.
+			out.Task = nil
+		} else if err := res.Task.validate(); err != nil {
+			return nil, fmt.Errorf("provider task for %s is invalid: %w", c.Tool, err)
+		} else if out.Task.Tool == "" {
+			out.Task.Tool = c.Tool
+		}
 	}
 	return out, nil
+}
+
+func resultToWire(res *Result) *wire.Result {
+	out := &wire.Result{Source: res.Source, Data: res.Data, Text: res.Text, Fields: res.Fields, Content: contentToWire(res.Content)}
+	if res.Error != nil {
+		out.Error = toolErrorToWire(res.Error)
+	}
+	if res.Task != nil {
+		out.Task = taskToWire(res.Task)
+	}
+	return out
+}
+
+func toolErrorToWire(e *ToolError) *wire.ToolError {
+	if e == nil {
+		return nil
+	}
+	return &wire.ToolError{Code: e.Code, Message: e.Message, Data: e.Data}
+}
+
+func taskToWire(t *Task) *wire.Task {
+	out := &wire.Task{
+		ID: t.ID, Status: string(t.Status), StatusMessage: t.StatusMessage,
+		Error: toolErrorToWire(t.Error), PollIntervalMs: t.PollIntervalMs, TTLMs: t.TTLMs,
+		Tool: t.Tool, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+	}
+	if t.Result != nil {
+		r := *t.Result
+		r.Task = nil // a task's result never nests another task
+		out.Result = resultToWire(&r)
+	}
+	return out
+}
+
+func (h *handler) GetTask(ctx context.Context, req *wire.TaskRequest) (*wire.Task, error) {
+	return h.task(ctx, req, false)
+}
+
+func (h *handler) CancelTask(ctx context.Context, req *wire.TaskRequest) (*wire.Task, error) {
+	return h.task(ctx, req, true)
+}
+
+func (h *handler) task(ctx context.Context, req *wire.TaskRequest, cancel bool) (*wire.Task, error) {
+	k, ok := h.p.(TaskKeeper)
+	if !ok {
+		return nil, wire.ErrNotImplemented
+	}
+	var (
+		t   *Task
+		err error
+	)
+	if cancel {
+		t, err = k.CancelTask(ctx, req.ID, fromWireMeta(req.Meta))
+	} else {
+		t, err = k.GetTask(ctx, req.ID, fromWireMeta(req.Meta))
+	}
+	if errors.Is(err, ErrTaskNotFound) {
+		return nil, &wire.Failure{Kind: wire.KindNotFound, Message: "Task not found", Details: "no task " + req.ID}
+	}
+	if err != nil {
+		return nil, toWire(err)
+	}
+	if t == nil {
+		return nil, &wire.Failure{Kind: wire.KindNotFound, Message: "Task not found", Details: "no task " + req.ID}
+	}
+	if err := t.validate(); err != nil {
+		return nil, fmt.Errorf("provider task %s is invalid: %w", req.ID, err)
+	}
+	return taskToWire(t), nil
 }
 
 func (h *handler) ReadResource(ctx context.Context, uri string, meta wire.Meta) (*wire.Resource, error) {
@@ -249,6 +327,7 @@ func fromWireMeta(m wire.Meta) Meta {
 		ClientName: m.ClientName, ClientVersion: m.ClientVersion, AllowedRoots: m.AllowedRoots,
 		RequestID: m.RequestID, Progress: m.Progress, LogLevel: Level(m.LogLevel),
 		Client: ClientCapabilities{Sampling: m.Client.Sampling, Elicitation: m.Client.Elicitation, Roots: m.Client.Roots},
+		Tasks:  m.Tasks,
 	}
 }
 

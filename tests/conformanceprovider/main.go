@@ -53,10 +53,11 @@ func names[T any](m map[string]T) []string {
 // subscribed to (resources-subscribe, resources-unsubscribe).
 type conformance struct {
 	sdk.Broadcaster
+	tasks keptTasks // test_tool_with_task's tasks (tasks.go)
 }
 
 func (*conformance) Describe() sdk.Description {
-	return sdk.Description{
+	d := sdk.Description{
 		Tools: append([]string{
 			"test_simple_text", "test_error_handling", "test_tool_with_logging", "test_tool_with_progress",
 			"test_sampling", "test_elicitation", "test_elicitation_sep1034_defaults",
@@ -66,6 +67,8 @@ func (*conformance) Describe() sdk.Description {
 		Resources: []string{"test://static-text", "test://static-binary", "test://watched-resource", "test://template/{id}/data"},
 		Prompts:   append([]string{"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image"}, names(extraPrompts)...),
 	}
+	d.Tools = append(d.Tools, taskTools...)
+	return d
 }
 
 // text is a result: plain answer: the text is the only content item the
@@ -103,7 +106,10 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (*conformance) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
+func (p *conformance) CallTool(ctx context.Context, c *sdk.Call) (*sdk.Result, error) {
+	if res, ok, err := p.callTaskTool(ctx, c); ok {
+		return res, err
+	}
 	switch c.Tool {
 	case "test_simple_text":
 		return text("This is a simple text response for testing.", nil)
