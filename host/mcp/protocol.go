@@ -73,11 +73,11 @@ type clientCaps struct {
 	sampling    bool
 	elicitation bool
 	roots       bool
-	// ui: the client renders MCP Apps views (declaresUI).
-	ui bool
 	// tasks: the request declared the Tasks extension
 	// (extensions["io.modelcontextprotocol/tasks"], 2026-07-28).
 	tasks bool
+	// ui: the client renders MCP Apps views (declaresUI).
+	ui bool
 }
 
 // any reports whether the client can answer any question a provider may
