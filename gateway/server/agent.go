@@ -32,6 +32,7 @@ const (
 	statusPrefix  = operation.StatusPath
 	cancelPrefix  = operation.CancelPath
 	semanticPath  = operation.SemanticDiffPath
+	cardPrefix    = operation.CardViewPath
 )
 
 var safeIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
@@ -74,13 +75,22 @@ func (s *Server) agentAPI(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.cancel(w, r, id)
+	case strings.HasPrefix(p, cardPrefix):
+		if !allowMethod(w, r, http.MethodGet) {
+			return
+		}
+		id := strings.TrimPrefix(p, cardPrefix)
+		if !validID(w, id) {
+			return
+		}
+		s.card(w, id)
 	case p == semanticPath:
 		if !allowMethod(w, r, http.MethodPost) {
 			return
 		}
 		writeError(w, http.StatusNotImplemented, "fluxgit gateway has no semantic diff engine; use diff.text")
 	default:
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s; the agent API has POST %s<operation>, GET %s<previewId>, POST %s<previewId>", r.Method, p, previewPrefix, statusPrefix, cancelPrefix))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s; the agent API has POST %s<operation>, GET %s<previewId>, POST %s<previewId>, GET %s<previewId>", r.Method, p, previewPrefix, statusPrefix, cancelPrefix, cardPrefix))
 	}
 }
 

@@ -114,6 +114,28 @@ func loadLayerFast(fsys fs.FS) (*bundle, error) {
 			}
 			*raw = c.Bytes()
 		}
+		if !compactRaw(&t.UI) {
+			return loadLayer(fsys)
+		}
+	}
+	for _, r := range b.Resources {
+		if !compactRaw(&r.UI) {
+			return loadLayer(fsys)
+		}
 	}
 	return &b, nil
+}
+
+// compactRaw compacts an optional JSON member of the indented bundle in
+// place; false when it is not JSON.
+func compactRaw(raw *json.RawMessage) bool {
+	if len(*raw) == 0 {
+		return true
+	}
+	var c bytes.Buffer
+	if json.Compact(&c, *raw) != nil {
+		return false
+	}
+	*raw = c.Bytes()
+	return true
 }

@@ -80,6 +80,10 @@ type Tool struct {
 	ReadOnly bool
 	// Audit is the spec's audit field, DefaultAudit when the spec has none.
 	Audit Audit
+	// UI is the spec's ui field as compact JSON (resourceUri, visibility):
+	// the tool's MCP Apps view, served as _meta.ui only to clients that
+	// declare the io.modelcontextprotocol/ui extension. Empty: no view.
+	UI json.RawMessage `json:",omitempty"`
 	// InputSchema and OutputSchema are compact JSON with every $ref inlined
 	// (no $ref, no $defs), in the key order of the spec file, ready to be
 	// sent in tools/list; InputSchema as served leaves the informational
@@ -174,7 +178,17 @@ type Resource struct {
 	// Complete lists the variables of URITemplate whose values the
 	// provider completes (completion/complete with ref/resource).
 	Complete []string `json:",omitempty"`
+	// UI is the spec's ui field as compact JSON ("{}" when it has no
+	// members): the resource belongs to an MCP Apps view, so it is listed
+	// only to clients that declare the io.modelcontextprotocol/ui
+	// extension, and a non-empty UI is sent as _meta.ui. Empty: an
+	// ordinary resource.
+	UI json.RawMessage `json:",omitempty"`
 }
+
+// AppOnly reports whether r belongs to an MCP Apps view (its spec has a ui
+// field).
+func (r *Resource) AppOnly() bool { return len(r.UI) > 0 }
 
 // Completable reports whether the provider completes the template variable
 // arg.
@@ -557,6 +571,7 @@ func buildTool(file string, doc *object, in *inliner) (t *Tool, inErr, outErr er
 	}
 	t.ReadOnly = t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
 	t.Audit = auditOf(doc)
+	t.UI = uiField(doc)
 	if served, expanded, err := inlineInto(in, file, "inputSchema", &t.InputSchema); err != nil {
 		inErr = fmt.Errorf("inputSchema: %w", err)
 	} else if inErr = t.servePathMarks(served, expanded); inErr != nil {
@@ -641,7 +656,22 @@ func buildResource(file string, doc *object) *Resource {
 	if l := stringList(toPlain(doc.vals["complete"])); len(l) > 0 {
 		r.Complete = l
 	}
+	r.UI = uiField(doc)
 	return r
+}
+
+// uiField is the ui field of a tool or resource file as compact JSON, in
+// file key order; nil when the file has none.
+func uiField(doc *object) json.RawMessage {
+	v, ok := doc.get("ui")
+	if !ok {
+		return nil
+	}
+	b, err := marshal(v)
+	if err != nil {
+		return nil // the metaschema admitted it, so it is plain JSON data
+	}
+	return b
 }
 
 func boolPtr(o *object, key string) *bool {

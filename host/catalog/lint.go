@@ -119,6 +119,7 @@ func Lint(fsys fs.FS, knownProviders []string, opts ...LintOption) []Finding {
 	l.in = newInliner(l.src)
 	l.tools()
 	l.resources()
+	l.views()
 	l.prompts()
 	l.fragments()
 	sort.SliceStable(l.findings, func(i, j int) bool {

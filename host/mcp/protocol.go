@@ -79,6 +79,8 @@ type clientCaps struct {
 	// tasks: the request declared the Tasks extension
 	// (extensions["io.modelcontextprotocol/tasks"], 2026-07-28).
 	tasks bool
+	// ui: the client renders MCP Apps views (declaresUI).
+	ui bool
 }
 
 // any reports whether the client can answer any question a provider may
@@ -108,6 +110,7 @@ func parseClientCaps(m map[string]json.RawMessage) clientCaps {
 			caps.tasks = len(raw) > 0 && raw[0] == '{'
 		}
 	}
+	caps.ui = declaresUI(m)
 	return caps
 }
 

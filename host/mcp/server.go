@@ -262,10 +262,10 @@ func (s *Server) capabilities(g generation) map[string]any {
 	return caps
 }
 
-func (s *Server) discover() (json.RawMessage, error) {
+func (s *Server) discover(g generation) (json.RawMessage, error) {
 	return rpc.Marshal(map[string]any{
 		"supportedVersions": SupportedVersions,
-		"capabilities":      s.capabilities(generation{modern: true, version: V20260728}),
+		"capabilities":      s.uiCapabilities(s.capabilities(generation{modern: true, version: V20260728}), g),
 		"instructions":      s.instructions(),
 	})
 }

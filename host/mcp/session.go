@@ -397,7 +397,7 @@ func (sess *Session) route(ctx context.Context, req *jsonrpc2.Request) (json.Raw
 	case "ping":
 		res = json.RawMessage(`{}`)
 	case "server/discover":
-		res, err = s.discover()
+		res, err = s.discover(gen)
 		cacheable = true
 	case "tools/list":
 		res, err = s.toolsList(gen, params)
@@ -405,10 +405,10 @@ func (sess *Session) route(ctx context.Context, req *jsonrpc2.Request) (json.Raw
 	case "tools/call":
 		res, err = s.recordCall(ctx, rq, params)
 	case "resources/list":
-		res, err = s.resourcesList(params, false)
+		res, err = s.resourcesList(gen, params, false)
 		cacheable = true
 	case "resources/templates/list":
-		res, err = s.resourcesList(params, true)
+		res, err = s.resourcesList(gen, params, true)
 		cacheable = true
 	case "resources/read":
 		res, err = s.resourcesRead(ctx, gen, params)
@@ -542,7 +542,7 @@ func (sess *Session) initialize(p params) (json.RawMessage, error) {
 	sess.mu.Unlock()
 	return rpc.Marshal(map[string]any{
 		"protocolVersion": g.version,
-		"capabilities":    s.capabilities(g),
+		"capabilities":    s.uiCapabilities(s.capabilities(g), g),
 		"serverInfo":      s.serverInfo(g),
 		"instructions":    s.instructions(),
 	})

@@ -35,7 +35,8 @@ func (s *Server) toolsList(g generation, p params) (json.RawMessage, error) {
 		return nil, err
 	}
 	v := listVariant(g)
-	if cached, ok := s.lists.Load(v); ok {
+	key := listKey(v, g)
+	if cached, ok := s.lists.Load(key); ok {
 		return cached.(json.RawMessage), nil
 	}
 	tools := make([]map[string]any, 0, len(s.opts.Catalog.Tools))
@@ -55,13 +56,16 @@ func (s *Server) toolsList(g generation, p params) (json.RawMessage, error) {
 		if v >= 3 && t.Tasks() {
 			def["execution"] = map[string]any{"taskSupport": t.TaskSupport}
 		}
+		if m := uiMeta(t.UI); m != nil && g.caps.ui {
+			def["_meta"] = m
+		}
 		tools = append(tools, def)
 	}
 	raw, err := rpc.Marshal(map[string]any{"tools": tools})
 	if err != nil {
 		return nil, err
 	}
-	s.lists.Store(v, json.RawMessage(raw))
+	s.lists.Store(key, json.RawMessage(raw))
 	return raw, nil
 }
 
@@ -369,20 +373,24 @@ func (s *Server) envelope(tool *catalog.Tool, repoPath string, res *wire.Result)
 	return env
 }
 
-func (s *Server) resourcesList(p params, templates bool) (json.RawMessage, error) {
+func (s *Server) resourcesList(g generation, p params, templates bool) (json.RawMessage, error) {
 	if err := checkCursor(p); err != nil {
 		return nil, err
 	}
 	if templates {
 		list := make([]map[string]any, 0, len(s.opts.Catalog.Templates))
 		for _, r := range s.opts.Catalog.Templates {
-			list = append(list, resourceDef(r, "uriTemplate", r.URITemplate))
+			if listedTo(r, g) {
+				list = append(list, resourceDef(r, "uriTemplate", r.URITemplate))
+			}
 		}
 		return rpc.Marshal(map[string]any{"resourceTemplates": list})
 	}
 	list := make([]map[string]any, 0, len(s.opts.Catalog.Resources))
 	for _, r := range s.opts.Catalog.Resources {
-		list = append(list, resourceDef(r, "uri", r.URI))
+		if listedTo(r, g) {
+			list = append(list, resourceDef(r, "uri", r.URI))
+		}
 	}
 	return rpc.Marshal(map[string]any{"resources": list})
 }
@@ -394,6 +402,9 @@ func resourceDef(r *catalog.Resource, key, val string) map[string]any {
 	}
 	if r.MimeType != "" {
 		d["mimeType"] = r.MimeType
+	}
+	if m := uiMeta(r.UI); m != nil {
+		d["_meta"] = m
 	}
 	return d
 }
@@ -471,6 +482,13 @@ func (s *Server) resourcesRead(ctx context.Context, g generation, p params) (jso
 		item["blob"] = res.Blob // []byte marshals as base64
 	} else {
 		item["text"] = res.Text
+	}
+	if r := s.resourceSpec(res.URI); r != nil && res.URI == uri {
+		// A view's csp and border preference travel with its content,
+		// where the host reads them to build the sandbox (apps.go).
+		if m := uiMeta(r.UI); m != nil {
+			item["_meta"] = m
+		}
 	}
 	return rpc.Marshal(map[string]any{"contents": []any{item}})
 }

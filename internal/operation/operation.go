@@ -113,6 +113,10 @@ const (
 	StatusPath = "/v1/mcp/operation/status/"
 	// CancelPath + <previewId>: POST a cancel body ({"agentId": ...}).
 	CancelPath = "/v1/mcp/operation/cancel/"
+	// CardViewPath + <previewId>: GET the read-only card of a proposal (its
+	// review without diffs, its refs and risk) for the inline MCP Apps
+	// card; it carries no decision and no secret.
+	CardViewPath = "/v1/mcp/operation/card/"
 	// SemanticDiffPath: POST a semantic diff request (diff.semantic).
 	SemanticDiffPath = "/v1/mcp/diff/semantic"
 )

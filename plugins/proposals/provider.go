@@ -112,8 +112,9 @@ type Provider struct {
 func New() *Provider { return &Provider{} }
 
 var (
-	_ sdk.Provider  = (*Provider)(nil)
-	_ sdk.Describer = (*Provider)(nil)
+	_ sdk.Provider       = (*Provider)(nil)
+	_ sdk.Describer      = (*Provider)(nil)
+	_ sdk.ResourceReader = (*Provider)(nil)
 )
 
 // Tools lists the tool names this provider serves, sorted.
@@ -128,7 +129,9 @@ func Tools() []string {
 
 // Describe lists the served tools, so the host refuses to start against a
 // spec that gives this provider a tool it does not serve.
-func (p *Provider) Describe() sdk.Description { return sdk.Description{Tools: Tools()} }
+func (p *Provider) Describe() sdk.Description {
+	return sdk.Description{Tools: Tools(), Resources: Resources()}
+}
 
 // CallTool serves one tool. Gateway outcomes, failures included, are tool
 // results; arguments inconsistent with the tool's input schema are an
