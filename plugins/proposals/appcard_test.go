@@ -78,7 +78,7 @@ func TestCardData(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _ := addr()
-	if string(got.Card) != view || got.Decide.URL != "http://"+a.String()+"/" || got.Decide.CLI != "fluxgit gateway show p-1" {
+	if string(got.Card) != view || got.Decide.URL != "http://"+a.String()+"/ui/p/p-1" || got.Decide.CLI != "fluxgit gateway show p-1" {
 		t.Errorf("card data %s", res.Text)
 	}
 	if strings.Contains(res.Text, "?s=") {
