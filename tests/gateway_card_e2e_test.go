@@ -514,13 +514,14 @@ func TestCardElicitationGoSDK(t *testing.T) {
 }
 
 // On 2025-11-25 a client opts a call into the experimental tasks with
-// params.task: the preview tools say they take one (execution.taskSupport),
+// params.task: the preview tools say they take one (execution.taskSupport,
+// shown to a client that declared capabilities.tasks),
 // the task is named by the previewId, and tasks/get and tasks/cancel act on
 // the proposal at the gateway.
 func TestProposalTaskLegacy(t *testing.T) {
 	g := startGateway(t, loopEnv(t))
 	s := startServer(t, g.mcpEnv())
-	if r := s.call(0, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+	if r := s.call(0, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tasks": map[string]any{}},
 		"clientInfo": map[string]any{"name": "legacy-agent", "version": "1"}}); r.Error != nil {
 		t.Fatalf("initialize: %s", r.raw)
 	}

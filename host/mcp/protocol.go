@@ -79,6 +79,10 @@ type clientCaps struct {
 	// tasks: the request declared the Tasks extension
 	// (extensions["io.modelcontextprotocol/tasks"], 2026-07-28).
 	tasks bool
+	// legacyTasks: a 2025-11-25 client declared capabilities.tasks, so
+	// its tools/list carries execution.taskSupport (others pay no tokens
+	// for a field they cannot use; params.task works either way).
+	legacyTasks bool
 	// ui: the client renders MCP Apps views (declaresUI).
 	ui bool
 }
@@ -110,6 +114,7 @@ func parseClientCaps(m map[string]json.RawMessage) clientCaps {
 			caps.tasks = len(raw) > 0 && raw[0] == '{'
 		}
 	}
+	caps.legacyTasks = isObject("tasks")
 	caps.ui = declaresUI(m)
 	return caps
 }

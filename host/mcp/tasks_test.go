@@ -459,13 +459,22 @@ func TestProviderKeptTask(t *testing.T) {
 	}
 }
 
-// 2025-11-25 experimental tasks: execution.taskSupport in tools/list, the
-// task under "task", tasks/result, tasks/list, and cancel's -32602 for a
-// finished task; another session sees none of it.
+// 2025-11-25 experimental tasks: execution.taskSupport in tools/list for
+// a client that declared tasks (and only for it), the task under "task",
+// tasks/result, tasks/list, and cancel's -32602 for a finished task;
+// another session sees none of it.
 func TestLegacyTasks(t *testing.T) {
 	s, _, _ := taskServer(t)
+	plain := s.NewSession()
+	initializeAs(t, plain, V20251125, map[string]any{"name": "plain", "version": "1"})
+	if list, _ := rpcCall(t, plain, "tools/list", map[string]any{}); strings.Contains(string(asJSON(list)), `"execution"`) {
+		t.Errorf("a client without capabilities.tasks is shown execution: %v", list)
+	}
 	sess := s.NewSession()
-	initializeAs(t, sess, V20251125, map[string]any{"name": "legacy", "version": "1"})
+	if _, err := send(t, sess, "initialize", map[string]any{"protocolVersion": V20251125,
+		"capabilities": map[string]any{"tasks": map[string]any{}}, "clientInfo": map[string]any{"name": "legacy", "version": "1"}}); err != nil {
+		t.Fatal(err)
+	}
 	list, _ := rpcCall(t, sess, "tools/list", map[string]any{})
 	if !strings.Contains(string(asJSON(list)), `"execution":{"taskSupport":"optional"}`) {
 		t.Errorf("tools/list lacks execution.taskSupport: %v", list)

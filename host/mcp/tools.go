@@ -19,8 +19,9 @@ import (
 // protocol versions; each is rendered once and reused.
 func listVariant(g generation) int {
 	switch {
-	case !g.modern && g.version >= V20251125:
-		// execution.taskSupport (experimental tasks) exists only in 2025-11-25.
+	case !g.modern && g.version >= V20251125 && g.caps.legacyTasks:
+		// execution.taskSupport (experimental tasks) exists only in
+		// 2025-11-25, and only a client that declared tasks is shown it.
 		return 3
 	case g.structured():
 		return 2
