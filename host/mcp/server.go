@@ -104,6 +104,7 @@ type Server struct {
 	paramMu      sync.Mutex
 	paramHeaders map[string][]ParamHeader // by tool, computed on first use
 	tasks        taskTable                // tasks (tasks.go)
+	kept         keptFollows              // pollers of followed provider-kept tasks (follow.go)
 }
 
 // New builds a Server. Close releases what it started.
@@ -116,7 +117,8 @@ func New(opts Options) *Server {
 	return &Server{opts: opts, log: log, ctx: ctx, cancel: cancel,
 		sessions: map[*Session]struct{}{}, watches: map[string]*watch{},
 		parkedCalls: parkedTable{calls: map[string]*parked{}}, stateKey: newStateKey(),
-		paramHeaders: map[string][]ParamHeader{}, tasks: taskTable{tasks: map[string]*hostTask{}}}
+		paramHeaders: map[string][]ParamHeader{}, tasks: taskTable{tasks: map[string]*hostTask{}},
+		kept: keptFollows{pollers: map[followKey]*keptPoller{}, every: keptPoll}}
 }
 
 // instructions describes only what this server serves: the write
@@ -159,6 +161,7 @@ func (s *Server) removeSession(sess *Session) {
 	s.mu.Lock()
 	delete(s.sessions, sess)
 	s.mu.Unlock()
+	s.unfollowSession(sess)
 }
 
 // Shutdown limits. drainGrace is how long requests received before EOF may

@@ -32,6 +32,10 @@ type subscriptions struct {
 	mu      sync.Mutex
 	legacy  map[string]bool         // normalized URI
 	listens map[jsonrpc2.ID]*listen // open subscriptions/listen requests
+	// kept are the provider-kept tasks a 2025-11-25 session follows (it
+	// created them), by id; gone marks a session that ended (follow.go).
+	kept map[string]*follower
+	gone bool
 }
 
 type listen struct {
@@ -67,7 +71,7 @@ func subscriptionLimit(held, asked int, howToFree string) *rpcError {
 }
 
 func newSubscriptions() *subscriptions {
-	return &subscriptions{legacy: map[string]bool{}, listens: map[jsonrpc2.ID]*listen{}}
+	return &subscriptions{legacy: map[string]bool{}, listens: map[jsonrpc2.ID]*listen{}, kept: map[string]*follower{}}
 }
 
 // normalizeURI makes equivalent query spellings compare equal
@@ -242,20 +246,61 @@ func (sess *Session) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, g 
 	}
 	subID := sess.originalID(id)
 	l := &listen{subID: subID, uris: map[string]bool{}, tasks: map[string]bool{}}
-	var taskIDs []string
+	var (
+		taskIDs []string
+		kept    []*follower // provider-kept tasks followed by polling (follow.go)
+		ended   []*hostTask // provider-kept tasks already terminal: sent once after the ack
+	)
+	defer func() {
+		for _, f := range kept {
+			s.unfollowKept(f)
+		}
+	}()
 	if req.Notifications.TaskIDs != nil {
 		if err := tasksGate(g, "subscriptions/listen with notifications.taskIds"); err != nil {
 			return nil, err
 		}
 		rq := &request{sess: sess, gen: g, id: id, ctx: ctx}
+		_, keepers := s.opts.Providers.(taskKeepers)
+		asked := 0
 		taskIDs = []string{}
 		for _, tid := range *req.Notifications.TaskIDs {
-			// Only tasks the host runs can be followed: it learns of a
-			// provider-kept task's changes only when asked.
-			if t := s.tasks.get(tid); t != nil && t.provider == "" && t.visible(rq) && !l.tasks[tid] {
-				l.tasks[tid] = true
-				taskIDs = append(taskIDs, tid)
+			if l.tasks[tid] {
+				continue
 			}
+			t := s.tasks.get(tid)
+			if t != nil && t.provider == "" {
+				if t.visible(rq) {
+					l.tasks[tid] = true
+					taskIDs = append(taskIDs, tid)
+				}
+				continue
+			}
+			// A provider-kept task (or an id the host does not hold, as
+			// after a restart): followed by polling, if the caller may
+			// see it. At most maxKeptPollers ids a stream are looked up,
+			// so one listen cannot make the host ask without bound.
+			if !keepers || asked >= maxKeptPollers {
+				continue
+			}
+			asked++
+			actx, cancel := context.WithTimeout(ctx, keptAskTimeout)
+			snap, err := s.findTask(actx, rq, tid, false)
+			cancel()
+			if err != nil || snap.provider == "" {
+				continue
+			}
+			if terminal(snap.status) {
+				ended = append(ended, snap)
+			} else {
+				f := &follower{sess: sess, listen: &id, subID: subID, gen: g}
+				if !s.followKept(f, snap) {
+					continue // over maxKeptPollers: not acknowledged
+				}
+				kept = append(kept, f)
+			}
+			l.tasks[tid] = true
+			taskIDs = append(taskIDs, tid)
 		}
 	}
 	var honoured []string
@@ -311,6 +356,16 @@ func (sess *Session) subscriptionsListen(ctx context.Context, id jsonrpc2.ID, g 
 		"_meta":         map[string]any{metaSubscriptionID: subID},
 		"notifications": ack,
 	})
+	for _, f := range kept {
+		f.markReady()
+	}
+	for _, snap := range ended {
+		// It ended before the stream opened: say so once, as a change
+		// the client may have missed.
+		params := snap.view(true, true)
+		params["_meta"] = map[string]any{metaSubscriptionID: subID}
+		sess.notifyFor(&id, "notifications/tasks", params)
+	}
 	<-ctx.Done()
 	// Ended by notifications/cancelled (no reply is sent for a cancelled
 	// request) or by the connection closing.

@@ -397,6 +397,7 @@ func (s *Server) providerTask(rq *request, tool *catalog.Tool, p params, wt *wir
 		return nil, err
 	}
 	rq.taskCreated = true
+	s.followCreated(rq, view)
 	return s.createResult(view)
 }
 

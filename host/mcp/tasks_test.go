@@ -54,6 +54,7 @@ type jobs struct {
 	mu        sync.Mutex
 	cancelled int                   // calls that ended by cancellation
 	kept      map[string]*wire.Task // job.kept's tasks
+	gets      int                   // GetTask calls
 }
 
 func (j *jobs) CallTool(ctx context.Context, _ string, c *wire.Call, _ bool, events wire.EventFunc) (*wire.Result, error) {
@@ -108,6 +109,7 @@ func (j *jobs) CallTool(ctx context.Context, _ string, c *wire.Call, _ bool, eve
 func (j *jobs) GetTask(_ context.Context, _ string, req *wire.TaskRequest) (*wire.Task, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.gets++
 	t, ok := j.kept[req.ID]
 	if !ok {
 		return nil, &wire.Failure{Kind: wire.KindNotFound, Message: "Task not found"}
