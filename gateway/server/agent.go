@@ -330,16 +330,25 @@ func statusBody(p journal.Proposal) map[string]any {
 }
 
 func (s *Server) status(w http.ResponseWriter, id string) {
+	if p, ok := s.agentProposal(w, id); ok {
+		writeJSON(w, http.StatusOK, statusBody(p))
+	}
+}
+
+// agentProposal reads proposal id for a read of the agent API (status,
+// card), expired first if its time is up; when it cannot, it writes the
+// 404 or 500 the agent reads and returns false.
+func (s *Server) agentProposal(w http.ResponseWriter, id string) (journal.Proposal, bool) {
 	p, err := s.journal.Get(id)
 	if errors.Is(err, journal.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "no proposal has previewId "+id+" (it was never made here, or ended over an hour ago and was pruned)")
-		return
+		return journal.Proposal{}, false
 	}
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "read the journal: "+err.Error())
-		return
+		return journal.Proposal{}, false
 	}
-	writeJSON(w, http.StatusOK, statusBody(s.expireIfDue(p)))
+	return s.expireIfDue(p), true
 }
 
 // cancel withdraws the calling agent's own pending proposal.

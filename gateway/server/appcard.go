@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"sort"
 	"unicode/utf8"
@@ -173,14 +172,7 @@ func cardOf(p journal.Proposal) cardView {
 // view. Like status it is the agent API's (the MCP server reads it for a
 // host that renders the inline card); it changes nothing.
 func (s *Server) card(w http.ResponseWriter, id string) {
-	p, err := s.journal.Get(id)
-	if errors.Is(err, journal.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "no proposal has previewId "+id+" (it was never made here, or ended over an hour ago and was pruned)")
-		return
+	if p, ok := s.agentProposal(w, id); ok {
+		writeJSON(w, http.StatusOK, cardOf(p))
 	}
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "read the journal: "+err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, cardOf(s.expireIfDue(p)))
 }

@@ -146,15 +146,21 @@ func (s *Server) runWatch(provider string, w *watch) {
 // resourceChanged tells every session of a change; each notifies its own
 // subscribers.
 func (s *Server) resourceChanged(uri string) {
+	for _, sess := range s.sessionList() {
+		sess.resourceChanged(uri)
+	}
+}
+
+// sessionList is a snapshot of the open sessions, so a notification goes
+// out without holding s.mu.
+func (s *Server) sessionList() []*Session {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	sessions := make([]*Session, 0, len(s.sessions))
 	for sess := range s.sessions {
 		sessions = append(sessions, sess)
 	}
-	s.mu.Unlock()
-	for _, sess := range sessions {
-		sess.resourceChanged(uri)
-	}
+	return sessions
 }
 
 // resourceChanged notifies this session's subscribers of uri, once per

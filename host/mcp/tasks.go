@@ -806,13 +806,7 @@ func (s *Server) taskChanged(t *hostTask) {
 		t.sess.notify("notifications/tasks/status", params)
 		return
 	}
-	s.mu.Lock()
-	sessions := make([]*Session, 0, len(s.sessions))
-	for sess := range s.sessions {
-		sessions = append(sessions, sess)
-	}
-	s.mu.Unlock()
-	for _, sess := range sessions {
+	for _, sess := range s.sessionList() {
 		sess.taskChanged(t)
 	}
 }
