@@ -129,4 +129,15 @@ func TestAcceptedProposal(t *testing.T) {
 	if acceptedProposal(json.RawMessage(`{"content":[]}`)) {
 		t.Error("an empty content was accepted")
 	}
+	// A proposal made as a task: its creation result names the task.
+	for raw, want := range map[string]bool{
+		`{"resultType":"task","taskId":"p1","status":"working"}`: true,
+		`{"task":{"taskId":"p1","status":"working"}}`:            true,
+		`{"task":{"taskId":7}}`:                                  false,
+		`{"taskId":null}`:                                        false,
+	} {
+		if got := acceptedProposal(json.RawMessage(raw)); got != want {
+			t.Errorf("task result %s: acceptedProposal = %v, want %v", raw, got, want)
+		}
+	}
 }

@@ -151,14 +151,31 @@ func (s *Server) recordPresence(rq *request, p params, res json.RawMessage) {
 // acceptedProposal reports whether a write tool's result says FluxGit
 // took the request: its payload carries a string previewId and a status
 // other than "refused". Not connected (10003) and refused (10006) results
-// do not count; a proposal that later ended (10004) does.
+// do not count; a proposal that later ended (10004) does. A proposal made
+// as a task (its creation result: taskId at the top on 2026-07-28, under
+// task on 2025-11-25) counts too: the provider answers with a task only
+// for a proposal the gateway holds (plugins/proposals, proposalID).
 func acceptedProposal(res json.RawMessage) bool {
 	var out struct {
 		Content []struct {
 			Text string `json:"text"`
 		} `json:"content"`
+		TaskID any `json:"taskId"`
+		Task   *struct {
+			TaskID any `json:"taskId"`
+		} `json:"task"`
 	}
-	if json.Unmarshal(res, &out) != nil || len(out.Content) == 0 {
+	if json.Unmarshal(res, &out) != nil {
+		return false
+	}
+	if _, ok := out.TaskID.(string); ok {
+		return true
+	}
+	if out.Task != nil {
+		_, ok := out.Task.TaskID.(string)
+		return ok
+	}
+	if len(out.Content) == 0 {
 		return false
 	}
 	var payload struct {
