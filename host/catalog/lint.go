@@ -272,6 +272,9 @@ func (l *linter) tool(file string, doc *object) {
 		for _, m := range pathMarkFindings(in) {
 			l.add(file, RulePathMark, "%s", m)
 		}
+		for _, m := range paramHeaderFindings(in) {
+			l.add(file, RuleParamHeader, "%s", m)
+		}
 		l.servedMarks(file, t)
 	}
 	plain := doc.str("result") == ResultPlain
@@ -286,6 +289,9 @@ func (l *linter) tool(file string, doc *object) {
 		l.describedProperties(file, out, "payload")
 		if hasServedMark(out) {
 			l.add(file, RuleServedMark, "outputSchema: %s marks input arguments only; remove it", ServedKeyword)
+		}
+		if hasParamHeader(out) {
+			l.add(file, RuleParamHeader, "%s: %s marks input arguments only; remove it", s.key, ParamHeaderKeyword)
 		}
 		if args := pathArgs(out); len(args) > 0 {
 			l.add(file, RulePathMark, "%s: %s marks arguments only; remove it from %s",

@@ -88,6 +88,22 @@ func TestLintRules(t *testing.T) {
 		{"served mark in outputSchema", func(t *testing.T) fstest.MapFS {
 			return tool(mutate(t, "          description: echoed text\n", "          description: echoed text\n          x-fluxgit-served: false\n"))
 		}, RuleServedMark, file, "outputSchema: x-fluxgit-served marks input arguments only"},
+		{"x-mcp-header not a token", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "      description: how many\n", "      description: how many\n      x-mcp-header: two words\n"))
+		}, RuleParamHeader, file, "arguments.count: x-mcp-header must be an HTTP header-name token"},
+		{"x-mcp-header on a number", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "      type: integer\n      minimum: 1\n", "      type: number\n      x-mcp-header: Count\n      minimum: 1\n"))
+		}, RuleParamHeader, file, `arguments.count: x-mcp-header "Count" needs type string, integer or boolean`},
+		{"x-mcp-header used twice", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "      description: how many\n", "      description: how many\n      x-mcp-header: Repo\n",
+				"      x-fluxgit-path: repository\n", "      x-fluxgit-path: repository\n      x-mcp-header: repo\n"))
+		}, RuleParamHeader, file, `is already used by arguments.repoPath`},
+		{"x-mcp-header off a property", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "  additionalProperties: false\n  required: [repoPath]\n", "  additionalProperties: false\n  x-mcp-header: Args\n  required: [repoPath]\n"))
+		}, RuleParamHeader, file, `x-mcp-header "Args" is not on a property reached through properties alone`},
+		{"x-mcp-header in outputSchema", func(t *testing.T) fstest.MapFS {
+			return tool(mutate(t, "          description: echoed text\n", "          description: echoed text\n          x-mcp-header: Echo\n"))
+		}, RuleParamHeader, file, "outputSchema: x-mcp-header marks input arguments only"},
 		{"toolsets unknown name", func(t *testing.T) fstest.MapFS {
 			return tool(mutate(t, "toolsets: [git]", "toolsets: [gitt]"))
 		}, RuleMetaschema, file, "toolsets"},
@@ -218,6 +234,14 @@ func TestLintRules(t *testing.T) {
 				t.Errorf("finding = %s\nwant %s: %s: …%s…", f, tt.file, tt.rule, tt.msg)
 			}
 		})
+	}
+}
+
+// A valid x-mcp-header mark (SEP-2243) is clean.
+func TestLintParamHeaderClean(t *testing.T) {
+	b := mutate(t, "      description: how many\n", "      description: how many\n      x-mcp-header: Count\n")
+	if got := Lint(fstest.MapFS{"tools/demo.echo.yaml": {Data: b}}, knownProviders, RequireToolsets(knownProviders)); len(got) != 0 {
+		t.Fatalf("a valid mark has findings:\n%s", joinFindings(got))
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fluxgit/fluxgit/host/catalog"
 )
 
 // A tool may mirror arguments into HTTP headers (MCP 2026-07-28, SEP-2243):
@@ -15,7 +17,7 @@ import (
 // such header against the body before the request is served.
 
 // ParamHeaderKeyword marks a tool argument mirrored into a header.
-const ParamHeaderKeyword = "x-mcp-header"
+const ParamHeaderKeyword = catalog.ParamHeaderKeyword
 
 // ParamHeader is one tool argument mirrored into an HTTP header.
 type ParamHeader struct {
@@ -46,7 +48,8 @@ func (s *Server) ParamHeaders(tool string) []ParamHeader {
 // depth of properties, sorted by header name. Marks SEP-2243 forbids (an
 // empty or non-token name, a name used twice ignoring case, a property
 // whose type is not string, integer or boolean) are skipped: a client
-// must drop such a tool, so no header is expected for them.
+// must drop such a tool, so no header is expected for them; spec lint
+// reports them (catalog.RuleParamHeader).
 func ParamHeadersOf(schema json.RawMessage) []ParamHeader {
 	var out []ParamHeader
 	seen := map[string]int{}
@@ -67,11 +70,11 @@ func ParamHeadersOf(schema json.RawMessage) []ParamHeader {
 			prop := node.Properties[k]
 			p := append(append([]string(nil), path...), k)
 			var mark struct {
-				Header *string `json:"x-mcp-header"`
+				Header *string `json:"x-mcp-header"` // catalog.ParamHeaderKeyword
 				Type   string  `json:"type"`
 			}
 			if json.Unmarshal(prop, &mark) == nil && mark.Header != nil {
-				if isToken(*mark.Header) && (mark.Type == "string" || mark.Type == "integer" || mark.Type == "boolean") {
+				if catalog.IsHeaderToken(*mark.Header) && catalog.ParamHeaderType(mark.Type) {
 					seen[strings.ToLower(*mark.Header)]++
 					out = append(out, ParamHeader{Name: *mark.Header, Path: p})
 				}
@@ -91,22 +94,6 @@ func ParamHeadersOf(schema json.RawMessage) []ParamHeader {
 		return nil
 	}
 	return kept
-}
-
-// isToken reports whether s is an HTTP field-name token (RFC 9110 5.1).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range []byte(s) {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // ParamValue is the header form of the argument at h.Path in arguments:
