@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -281,6 +280,17 @@ func (s *Server) await(ctx context.Context, rq *request, pc *parked) (*wire.Resu
 	}
 }
 
+// inputRequests renders pending questions as the inputRequests of an
+// input_required result or of an input_required task (tasks.go), by key.
+// encoding/json writes map keys sorted, so the order is stable.
+func inputRequests(pending map[string]input) map[string]any {
+	reqs := make(map[string]any, len(pending))
+	for k, in := range pending {
+		reqs[k] = map[string]any{"method": in.req.Method, "params": json.RawMessage(in.req.Params)}
+	}
+	return reqs
+}
+
 // inputRequired parks pc and renders the input_required result.
 func (s *Server) inputRequired(rq *request, pc *parked, batch []input) json.RawMessage {
 	pc.mu.Lock()
@@ -299,17 +309,10 @@ func (s *Server) inputRequired(rq *request, pc *parked, batch []input) json.RawM
 		}
 	}
 	pc.detach()
-	keys := make([]string, 0, len(pc.pending))
-	for k := range pc.pending {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	reqs := make(map[string]any, len(keys))
-	for _, k := range keys {
-		q := pc.pending[k].req
-		reqs[k] = map[string]any{"method": q.Method, "params": json.RawMessage(q.Params)}
-		if validResume(q.Resume) {
-			pc.resume = q.Resume // the questions are one call's: any of them names it
+	reqs := inputRequests(pc.pending)
+	for _, in := range pc.pending {
+		if validResume(in.req.Resume) {
+			pc.resume = in.req.Resume // the questions are one call's: any of them names it
 		}
 	}
 	pc.mu.Unlock()

@@ -773,17 +773,7 @@ func (t *hostTask) view(modern, detailed bool) map[string]any {
 	}
 	switch t.status {
 	case taskInputRequired:
-		keys := make([]string, 0, len(t.pending))
-		for k := range t.pending {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		reqs := make(map[string]any, len(keys))
-		for _, k := range keys {
-			q := t.pending[k].req
-			reqs[k] = map[string]any{"method": q.Method, "params": json.RawMessage(q.Params)}
-		}
-		v["inputRequests"] = reqs
+		v["inputRequests"] = inputRequests(t.pending)
 	case taskCompleted:
 		v["result"] = t.result
 	case taskFailed:
