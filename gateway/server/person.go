@@ -647,31 +647,33 @@ type uiCard struct {
 // serveCard answers the card page (operation.CardPath): the proposal
 // whatever its status, so the page shows the outcome once decided.
 func (h *personHandler) serveCard(w http.ResponseWriter, r *http.Request, id string) {
+	if p, ok := h.proposal(w, id); ok {
+		writeJSON(w, http.StatusOK, uiCard{CSRF: uiDerive(h.l.Secret(), "csrf"), Now: uiStamp(time.Now()), Card: h.openView(p)})
+	}
+}
+
+// proposal reads proposal id for a read of the person's API (card,
+// proposal); when the id is malformed or unknown it writes the error the
+// page shows and returns false.
+func (h *personHandler) proposal(w http.ResponseWriter, id string) (journal.Proposal, bool) {
 	if !uiPreviewIDRe.MatchString(id) {
 		writeError(w, http.StatusNotFound, "previewId must be 1-128 of [A-Za-z0-9_-]")
-		return
+		return journal.Proposal{}, false
 	}
 	p, err := h.l.Get(id)
 	if err != nil {
 		uiLifecycleError(w, err)
-		return
+		return journal.Proposal{}, false
 	}
-	writeJSON(w, http.StatusOK, uiCard{CSRF: uiDerive(h.l.Secret(), "csrf"), Now: uiStamp(time.Now()), Card: h.openView(p)})
+	return p, true
 }
 
 // serveProposal returns one proposal with its whole body, for a patch too
 // long for the state's preview.
 func (h *personHandler) serveProposal(w http.ResponseWriter, r *http.Request, id string) {
-	if !uiPreviewIDRe.MatchString(id) {
-		writeError(w, http.StatusNotFound, "previewId must be 1-128 of [A-Za-z0-9_-]")
-		return
+	if p, ok := h.proposal(w, id); ok {
+		writeJSON(w, http.StatusOK, uiView(p, true, true))
 	}
-	p, err := h.l.Get(id)
-	if err != nil {
-		uiLifecycleError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, uiView(p, true, true))
 }
 
 // serveFileDiff answers the page's request for one file's diff of a
