@@ -27,11 +27,7 @@ const maxCallSkew = time.Minute
 // LastCall is the last tool call the fluxgit server pid on this host
 // recorded in its presence record, if it has one (a time more than a
 // minute after now is ignored).
-func LastCall(pid int, now time.Time) (time.Time, bool) { return lastCall(pid, now) }
-
-// lastCall is the last tool call the fluxgit server pid recorded in its
-// presence record, if it has one.
-func lastCall(pid int, now time.Time) (time.Time, bool) {
+func LastCall(pid int, now time.Time) (time.Time, bool) {
 	run, err := rundir.Dir()
 	if err != nil || pid <= 0 {
 		return time.Time{}, false
@@ -80,7 +76,7 @@ func renewByCalls(row *Row, host string, now time.Time, calls map[int]time.Time)
 	}
 	at, seen := calls[a.PID]
 	if !seen {
-		at, _ = lastCall(a.PID, now)
+		at, _ = LastCall(a.PID, now)
 		calls[a.PID] = at
 	}
 	if at.IsZero() {
